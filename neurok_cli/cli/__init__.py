@@ -1,0 +1,35 @@
+"""The ``neurok`` command line: each command lives in its own module and only orchestrates."""
+
+from __future__ import annotations
+
+import typer
+
+from .. import __version__
+from .info import info
+from .preview import preview
+
+app = typer.Typer(
+    name="neurok",
+    help="Turn a static 3D asset into physically plausible 4D animation.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.command()(info)
+app.command()(preview)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"neurok {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Turn a static 3D asset into physically plausible 4D animation."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,61 @@
+"""What every command shares: error reporting, consoles, progress bars, JSON output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+from ..errors import NeurokError
+
+F = TypeVar("F", bound=Callable[..., Any])
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def guarded(fn: F) -> F:
+    """Turn library errors into one line on stderr and exit status 1 (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except NeurokError as e:
+            sys.stderr.write(f"neurok: error: {' '.join(str(e).split())}\n")
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            sys.stderr.write("neurok: interrupted\n")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def warn(messages: list[str]) -> None:
+    for m in messages:
+        err.print(f"[yellow]warning:[/] {m}", soft_wrap=True)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+@contextmanager
+def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr; yields ``update(done, total)``."""
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                  console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task(label, total=total)
+
+        def update(done: int, total_now: int) -> None:
+            bar.update(task, completed=done, total=total_now)
+
+        yield update

@@ -1,0 +1,91 @@
+"""A summary of a mesh file or frame folder: geometry, units, parts, animations, morphs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .asset import Asset
+from .mesh import guess_units, load_mesh
+
+
+def _animations(asset: Asset) -> list[dict]:
+    from .gltf_anim import Sampler
+
+    doc = asset.document
+    if doc is None:
+        return []
+    out = []
+    for i, anim in enumerate(doc.json.get("animations", [])):
+        paths: dict[str, int] = {}
+        end = 0.0
+        for ch in anim.get("channels", []):
+            path = ch.get("target", {}).get("path", "?")
+            paths[path] = paths.get(path, 0) + 1
+            s = Sampler(doc, anim["samplers"][ch["sampler"]], path)
+            end = max(end, float(s.times[-1]))
+        out.append({"index": i, "name": anim.get("name", f"animation{i}"), "duration_s": end,
+                    "channels": paths})
+    return out
+
+
+def describe_asset(asset: Asset) -> dict:
+    """JSON-ready facts about a loaded asset."""
+    lo, hi = asset.bounds()
+    welded = asset.welded()
+    morphs = 0
+    if asset.document is not None:
+        morphs = sum(len(m["primitives"][0].get("targets", []))
+                     for m in asset.document.json.get("meshes", []) if m.get("primitives"))
+    return {
+        "file": str(asset.path), "format": asset.format,
+        "parts": [{"name": p.name, "vertices": len(p.vertices), "faces": len(p.faces),
+                   "uvs": p.uvs is not None,
+                   "material": p.material.name if p.material else None,
+                   "texture": bool(p.material and p.material.texture)} for p in asset.parts],
+        "vertices": len(asset.vertices), "faces": int(sum(len(p.faces) for p in asset.parts)),
+        "welded_vertices": len(welded.vertices), "welded_faces": len(welded.faces),
+        "bounds_min": lo.tolist(), "bounds_max": hi.tolist(),
+        "extent": (hi - lo).tolist(), "up": asset.up, "units": guess_units(asset),
+        "morph_targets": morphs, "animations": _animations(asset),
+        "warnings": list(asset.warnings),
+    }
+
+
+def describe(path: str | Path, *, up: str | None = None) -> dict:
+    """Facts about a mesh file, or a frame folder (then with its frame count)."""
+    path = Path(path)
+    if path.is_dir():
+        from .frames import frame_files
+
+        files = frame_files(path)
+        info = describe_asset(load_mesh(files[0], up=up))
+        info.update(file=str(path), format=f"{files[0].suffix[1:]} frames", frames=len(files))
+        return info
+    info = describe_asset(load_mesh(path, up=up))
+    info["frames"] = 1
+    return info
+
+
+def summary_rows(info: dict) -> list[tuple[str, str]]:
+    """Human-readable (label, value) rows of :func:`describe`'s result."""
+    ext = np.asarray(info["extent"])
+    rows = [("file", info["file"]), ("format", info["format"]),
+            ("parts", str(len(info["parts"]))),
+            ("vertices", f"{info['vertices']:,} in file, {info['welded_vertices']:,} welded"),
+            ("faces", f"{info['faces']:,} ({info['welded_faces']:,} after welding)"),
+            ("bounding box", " .. ".join("(" + ", ".join(f"{x:.4g}" for x in c) + ")"
+                                         for c in (info["bounds_min"], info["bounds_max"]))),
+            ("extent", ", ".join(f"{x:.4g}" for x in ext)), ("up axis", info["up"]),
+            ("units", info["units"]), ("morph targets", str(info["morph_targets"]))]
+    if info.get("frames", 1) > 1:
+        rows.append(("frames", str(info["frames"])))
+    for a in info["animations"]:
+        chans = ", ".join(f"{n} {k}" for k, n in a["channels"].items())
+        rows.append((f"animation {a['index']}", f"'{a['name']}': {a['duration_s']:.3g} s; {chans}"))
+    for p in info["parts"]:
+        look = "texture" if p["texture"] else ("uv" if p["uvs"] else "")
+        rows.append((f"part '{p['name']}'", f"{p['vertices']:,} v, {p['faces']:,} f"
+                     + (f", {p['material']}" if p["material"] else "") + (f", {look}" if look else "")))
+    return rows

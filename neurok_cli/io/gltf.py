@@ -1,0 +1,298 @@
+"""Animated glTF: write per-frame vertex positions as morph targets plus a ``weights``
+animation, and read positions per frame back from any glTF with morph targets or node motion.
+
+Encodings:
+  - ``exact``: one morph target per frame; each key turns one target on.
+  - ``compact``: K basis targets from an SVD of all displacements, K the smallest that keeps
+    every vertex within ``tolerance`` x bounding-box diagonal (capped at ``max_targets``).
+Weights are rescaled to [0, 1] per target and the offset folded into the base mesh, because
+Blender clamps shape-key values to their slider range.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UsageError
+from .asset import Asset, Part
+from .gltf_build import GENERATOR, build_document, part_normals
+from .gltf_doc import ARRAY_BUFFER, GltfDocument
+from .normals import rotate_between, vertex_normals
+
+ENCODINGS = ("compact", "exact")
+
+
+@dataclass
+class ExportReport:
+    """What the writer did: encoding, number of morph targets, achieved error, file size."""
+
+    encoding: str
+    targets: int
+    max_error: float  # largest vertex error / bounding-box diagonal
+    bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def encode(disp: np.ndarray, *, encoding: str, tolerance: float, max_targets: int
+           ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Factor displacements (T, N, 3) into bases (K, N, 3) and weights (T, K).
+
+    Returns the bases, the weights and the largest vertex error (in the units of ``disp``).
+    ``tolerance`` is absolute here.
+    """
+    t, n, _ = disp.shape
+    if encoding == "exact":
+        return disp.copy(), np.eye(t), 0.0
+    a = disp.reshape(t, 3 * n)
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+
+    def error(k: int) -> float:
+        r = (a - (u[:, :k] * s[:k]) @ vt[:k]).reshape(t, n, 3)
+        return float(np.sqrt((r * r).sum(-1)).max()) if r.size else 0.0
+
+    lo, hi = 0, min(max_targets, len(s))
+    if error(hi) > tolerance:
+        lo = hi
+    while lo < hi:  # smallest k meeting the tolerance
+        mid = (lo + hi) // 2
+        if error(mid) <= tolerance:
+            hi = mid
+        else:
+            lo = mid + 1
+    k = max(lo, 1)
+    return (s[:k, None] * vt[:k]).reshape(k, n, 3), u[:, :k], error(k)
+
+
+def _unit_weights(bases: np.ndarray, weights: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rescale each weight track to [0, 1]; return (bases', weights', base offset (N, 3))."""
+    lo, hi = weights.min(axis=0), weights.max(axis=0)
+    span = np.where(hi - lo > 1e-12, hi - lo, 1.0)
+    offset = np.tensordot(lo, bases, axes=1)
+    return bases * span[:, None, None], (weights - lo) / span, offset
+
+
+def _normal_deltas(asset: Asset, frames: np.ndarray, parts_normals: list[np.ndarray]
+                   ) -> np.ndarray:
+    """(T, N, 3) change of each file normal (asset frame), rotated with the welded surface."""
+    w = asset.welded()
+    rep = np.empty(len(w.vertices), np.int64)
+    rep[w.index] = np.arange(len(w.index))
+    rest = vertex_normals(w.vertices, w.faces)[w.index]
+    n0 = np.concatenate(parts_normals)
+    out = np.empty(frames.shape, np.float32)
+    for i in range(len(frames)):
+        now = vertex_normals(frames[i][rep], w.faces)[w.index]
+        out[i] = rotate_between(n0, rest, now) - n0
+    return out
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-12)
+
+
+def _open_document(asset: Asset) -> tuple[GltfDocument | None, list[tuple]]:
+    """For a glTF asset: a copy of its document and, per part, (node, mesh, primitive,
+    (3, 3) map from asset-frame vectors to the node's local frame). Instanced meshes get one
+    copy per node, since each instance deforms on its own. Other assets: (None, identity maps).
+    """
+    if asset.document is None:
+        return None, [(None, None, None, np.eye(3)) for _ in asset.parts]
+    doc = GltfDocument(json=copy.deepcopy(asset.document.json),
+                       blob=bytearray(asset.document.blob), path=asset.document.path)
+    doc.json.setdefault("asset", {})["generator"] = GENERATOR
+    meshes_seen: dict[int, int] = {}
+    out = []
+    for part in asset.parts:
+        node = doc.json["nodes"][part.node]
+        owner = meshes_seen.setdefault(node["mesh"], part.node)
+        if owner != part.node:
+            doc.json["meshes"].append(copy.deepcopy(doc.json["meshes"][node["mesh"]]))
+            node["mesh"] = len(doc.json["meshes"]) - 1
+            meshes_seen[node["mesh"]] = part.node
+        out.append((part.node, node["mesh"], part.primitive, np.linalg.inv(part.matrix[:3, :3])))
+    return doc, out
+
+
+def _local_normals(doc: GltfDocument | None, prim: dict | None, part: Part,
+                   groups: np.ndarray) -> np.ndarray:
+    if prim is not None and "NORMAL" in prim["attributes"]:
+        return doc.accessor(prim["attributes"]["NORMAL"]).astype(np.float64)
+    return part_normals(part, groups)
+
+
+def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *,
+                   fps: float, encoding: str = "compact", tolerance: float = 1e-3,
+                   max_targets: int = 200, names: Sequence[str] | None = None,
+                   root_matrix: np.ndarray | None = None) -> ExportReport:
+    """Write ``asset`` animated by ``motions`` to a GLB at ``path`` (atomically).
+
+    Args:
+        asset: the loaded asset; a glTF input keeps its scene, materials and animations.
+        motions: one or more (T, N, 3) arrays of file-frame positions of all file vertices
+            (parts concatenated, as :attr:`Asset.vertices`); each becomes one animation.
+        fps: frames per second of every motion.
+        encoding: "compact" or "exact". tolerance: compact's max error / bbox diagonal.
+        root_matrix: (4, 4) placed above a non-glTF asset (e.g. Z-up to Y-up, units to metres).
+    """
+    if encoding not in ENCODINGS:
+        raise UsageError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")
+    if not fps > 0:
+        raise UsageError(f"fps must be positive, not {fps}")
+    motions = [np.asarray(m, np.float64) for m in motions]
+    n = len(asset.vertices)
+    for m in motions:
+        if m.ndim != 3 or m.shape[1:] != (n, 3) or len(m) == 0:
+            raise UsageError(f"motion of shape {m.shape} does not match the asset's {n} vertices")
+        if not np.isfinite(m).all():
+            raise UsageError("motion contains NaN or infinite positions")
+    frames = np.concatenate(motions)
+    diag = float(np.linalg.norm(np.ptp(asset.vertices, axis=0))) or 1.0
+    bases, weights, err = encode(frames - asset.vertices, encoding=encoding,
+                                 tolerance=tolerance * diag, max_targets=max_targets)
+    report = ExportReport(encoding, len(bases), err / diag)
+    if encoding == "compact" and err > tolerance * diag:
+        report.warnings.append(f"compact encoding reached {err / diag:.2e} of the diagonal "
+                               f"with {max_targets} targets (asked {tolerance:.0e}); "
+                               "use --encoding exact")
+    if encoding == "exact" and len(bases) > max_targets:
+        report.warnings.append(f"{len(bases)} morph targets: some viewers (WebGL) blend at most "
+                               "~200; use the compact encoding for wide support")
+    bases, weights, offset = _unit_weights(bases, weights)
+
+    welded, offs = asset.welded(), asset.offsets
+    doc, placements = _open_document(asset)
+    normals_local = []
+    for part, (_, mesh, prim_i, _), o in zip(asset.parts, placements, offs[:-1]):
+        prim = doc.json["meshes"][mesh]["primitives"][prim_i] if doc is not None else None
+        normals_local.append(_local_normals(doc, prim, part,
+                                            welded.index[o: o + len(part.vertices)]))
+    normals_asset = []
+    for nl, (_, _, _, to_local) in zip(normals_local, placements):
+        world = nl @ to_local  # normals transform by the inverse transpose
+        normals_asset.append(world / np.maximum(np.linalg.norm(world, axis=1, keepdims=True),
+                                                1e-12))
+    nfit = _fit_normals(_normal_deltas(asset, frames, normals_asset), weights,
+                        exact=encoding == "exact")  # (K + 1, N, 3)
+    if doc is None:  # a new document: write the final base data directly
+        base_pos = [p.vertices + offset[a:b] for p, a, b in zip(asset.parts, offs, offs[1:])]
+        base_n = [_unit(nl + nfit[0][a:b]) for nl, a, b in zip(normals_local, offs, offs[1:])]
+        doc, built = build_document(asset, root_matrix, positions=base_pos, normals=base_n)
+        placements = [(nd, m, pr, np.eye(3)) for nd, m, pr in built]
+        offset, nfit[0] = np.zeros_like(offset), 0.0
+    target_count = _write_targets(doc, asset, placements, bases, offset, nfit, normals_local)
+    _write_animations(doc, placements, weights, [len(m) for m in motions], fps, names,
+                      target_count)
+    doc.save_glb(path)
+    report.bytes = Path(path).stat().st_size
+    return report
+
+
+def _fit_normals(dn: np.ndarray, weights: np.ndarray, *, exact: bool) -> np.ndarray:
+    """Normal deltas per target, (K + 1, N, 3): a constant c first, then nb with
+    dn ~ c + weights @ nb (least squares). Exact encoding's weights are one-hot: c = 0."""
+    t, n, _ = dn.shape
+    if exact:
+        return np.concatenate([np.zeros((1, n, 3)), dn.astype(np.float64)])
+    x = np.concatenate([np.ones((t, 1)), weights], axis=1)
+    sol, *_ = np.linalg.lstsq(x, dn.reshape(t, 3 * n).astype(np.float64), rcond=None)
+    return sol.reshape(-1, n, 3)
+
+
+def _write_targets(doc: GltfDocument, asset: Asset, placements: list[tuple],
+                   bases: np.ndarray, offset: np.ndarray, nfit: np.ndarray,
+                   normals_local: list[np.ndarray]) -> dict[int, int]:
+    """Append the morph targets to every part's primitive; return {mesh: existing targets}."""
+    existing: dict[int, int] = {}
+    offs = asset.offsets
+    for pi, (_, mesh_i, prim_i, to_local) in enumerate(placements):
+        sl = slice(offs[pi], offs[pi + 1])
+        mesh = doc.json["meshes"][mesh_i]
+        prim = mesh["primitives"][prim_i]
+        attrs = prim["attributes"]
+        from_local = np.linalg.inv(to_local)
+        old_targets = prim.get("targets", [])
+        existing[mesh_i] = len(old_targets)
+        if np.abs(offset[sl]).max(initial=0.0) > 0:
+            base = doc.accessor(attrs["POSITION"]).astype(np.float64) + offset[sl] @ to_local.T
+            attrs["POSITION"] = doc.add_accessor(base.astype(np.float32), target=ARRAY_BUFFER,
+                                                 minmax=True)
+        with_normals = "NORMAL" in attrs
+        if with_normals and np.abs(nfit[0][sl]).max(initial=0.0) > 0:
+            nb = normals_local[pi] + nfit[0][sl] @ from_local
+            nb /= np.maximum(np.linalg.norm(nb, axis=1, keepdims=True), 1e-12)
+            attrs["NORMAL"] = doc.add_accessor(nb.astype(np.float32), target=ARRAY_BUFFER)
+        new = []
+        for k in range(len(bases)):
+            tgt = {"POSITION": doc.add_accessor((bases[k][sl] @ to_local.T).astype(np.float32),
+                                                target=ARRAY_BUFFER, minmax=True)}
+            if with_normals:
+                tgt["NORMAL"] = doc.add_accessor((nfit[k + 1][sl] @ from_local)
+                                                 .astype(np.float32), target=ARRAY_BUFFER)
+            new.append(tgt)
+        prim["targets"] = old_targets + new
+        extras = mesh.setdefault("extras", {})
+        names = list(extras.get("targetNames", [f"target_{i}" for i in range(len(old_targets))]))
+        if len(names) == len(old_targets):  # Blender reads shape-key names from here
+            extras["targetNames"] = names + [f"neurok_{k:03d}" for k in range(len(bases))]
+    return existing
+
+
+def _pad_existing_weight_tracks(doc: GltfDocument, node_existing: dict[int, int], k: int,
+                                n_original_animations: int) -> None:
+    """Old ``weights`` tracks of deformed nodes must now cover the new targets too (as 0)."""
+    done: set[int] = set()
+    for anim in doc.json.get("animations", [])[:n_original_animations]:
+        for ch in anim.get("channels", []):
+            node = ch.get("target", {}).get("node")
+            if ch["target"].get("path") != "weights" or node not in node_existing:
+                continue
+            sampler = anim["samplers"][ch["sampler"]]
+            if id(sampler) in done:
+                continue
+            done.add(id(sampler))
+            old = doc.accessor(sampler["output"]).reshape(-1, node_existing[node])
+            padded = np.concatenate([old, np.zeros((len(old), k))], axis=1)
+            sampler["output"] = doc.add_accessor(padded.reshape(-1).astype(np.float32))
+
+
+def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.ndarray,
+                      lengths: list[int], fps: float, names: Sequence[str] | None,
+                      existing: dict[int, int]) -> None:
+    """One animation per motion; a ``weights`` channel for every deformed node."""
+    nodes = {node: mesh for node, mesh, _, _ in placements}
+    node_existing = {node: existing[mesh] for node, mesh in nodes.items()}
+    defaults = {}
+    for node, mesh_i in nodes.items():
+        mesh = doc.json["meshes"][mesh_i]
+        e = node_existing[node]
+        old = doc.json["nodes"][node].get("weights", mesh.get("weights", [0.0] * e))[:e]
+        defaults[node] = np.asarray(old, np.float64)
+        full = [float(x) for x in np.concatenate([old, weights[0]])]
+        mesh["weights"] = full
+        if "weights" in doc.json["nodes"][node]:
+            doc.json["nodes"][node]["weights"] = full
+    anims = doc.json.setdefault("animations", [])
+    _pad_existing_weight_tracks(doc, node_existing, weights.shape[1], len(anims))
+    start = 0
+    for i, t in enumerate(lengths):
+        w = weights[start: start + t]
+        start += t
+        times = doc.add_accessor((np.arange(t) / fps).astype(np.float32), minmax=True)
+        samplers, channels, by_default = [], [], {}
+        for node in nodes:
+            key = tuple(defaults[node])
+            if key not in by_default:
+                out = np.concatenate([np.tile(defaults[node], (t, 1)), w], axis=1)
+                samplers.append({"input": times, "interpolation": "LINEAR",
+                                 "output": doc.add_accessor(out.reshape(-1).astype(np.float32))})
+                by_default[key] = len(samplers) - 1
+            channels.append({"sampler": by_default[key],
+                             "target": {"node": node, "path": "weights"}})
+        name = names[i] if names else ("neurok" if len(lengths) == 1 else f"neurok_{i}")
+        anims.append({"name": name, "samplers": samplers, "channels": channels})

@@ -1,0 +1,131 @@
+"""Evaluating glTF animations: samplers (STEP, LINEAR, CUBICSPLINE), node TRS and morph weights."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from .asset import Part
+from .gltf_doc import GltfDocument
+from .gltf_scene import world_matrices
+
+
+def _slerp(a: np.ndarray, b: np.ndarray, u: float) -> np.ndarray:
+    if np.dot(a, b) < 0:
+        b = -b
+    d = float(np.clip(np.dot(a, b), -1.0, 1.0))
+    if d > 0.9995:
+        q = a + u * (b - a)
+    else:
+        th = np.arccos(d)
+        q = (np.sin((1 - u) * th) * a + np.sin(u * th) * b) / np.sin(th)
+    return q / np.linalg.norm(q)
+
+
+class Sampler:
+    """One animation sampler: keyframe times and values, evaluated at any time (clamped)."""
+
+    def __init__(self, doc: GltfDocument, sampler: dict, path: str):
+        self.times = doc.accessor(sampler["input"]).astype(np.float64).reshape(-1)
+        self.mode = sampler.get("interpolation", "LINEAR")
+        values = doc.accessor(sampler["output"]).astype(np.float64)
+        k = len(self.times)
+        per_key = 3 if self.mode == "CUBICSPLINE" else 1
+        if k == 0 or len(values) % (k * per_key):
+            raise InputError(f"{doc.path}: animation sampler output count does not match its "
+                             "keyframes")
+        self.values = values.reshape(k, per_key, -1)  # (K, 1|3, components)
+        self.rotation = path == "rotation"
+
+    def __call__(self, t: float) -> np.ndarray:
+        ts, v = self.times, self.values
+        mid = 1 if self.mode == "CUBICSPLINE" else 0
+        if t <= ts[0] or len(ts) == 1:
+            return v[0, mid]
+        if t >= ts[-1]:
+            return v[-1, mid]
+        i = int(np.searchsorted(ts, t, side="right")) - 1
+        dt = ts[i + 1] - ts[i]
+        u = (t - ts[i]) / dt if dt > 0 else 0.0
+        if self.mode == "STEP":
+            return v[i, 0]
+        if self.mode == "CUBICSPLINE":
+            p0, m0 = v[i, 1], v[i, 2] * dt
+            p1, m1 = v[i + 1, 1], v[i + 1, 0] * dt
+            u2, u3 = u * u, u * u * u
+            out = ((2 * u3 - 3 * u2 + 1) * p0 + (u3 - 2 * u2 + u) * m0
+                   + (-2 * u3 + 3 * u2) * p1 + (u3 - u2) * m1)
+            return out / np.linalg.norm(out) if self.rotation else out
+        if self.rotation:
+            return _slerp(v[i, 0], v[i + 1, 0], u)
+        return (1 - u) * v[i, 0] + u * v[i + 1, 0]
+
+
+def animation_channels(doc: GltfDocument, which: list[int] | None = None
+                       ) -> list[tuple[int, str, Sampler]]:
+    """(node, path, sampler) for every channel of the chosen animations (default: all)."""
+    anims = doc.json.get("animations", [])
+    out = []
+    for ai in which if which is not None else range(len(anims)):
+        anim = anims[ai]
+        for ch in anim.get("channels", []):
+            tgt = ch.get("target", {})
+            if "node" not in tgt or tgt.get("path") not in ("translation", "rotation", "scale",
+                                                              "weights"):
+                continue
+            out.append((tgt["node"], tgt["path"],
+                        Sampler(doc, anim["samplers"][ch["sampler"]], tgt["path"])))
+    return out
+
+
+def key_times(doc: GltfDocument, which: list[int] | None = None) -> np.ndarray:
+    """Sorted union of the keyframe times of the chosen animations (seconds)."""
+    chans = animation_channels(doc, which)
+    if not chans:
+        return np.zeros(0)
+    return np.unique(np.concatenate([s.times for _, _, s in chans]))
+
+
+def _default_weights(doc: GltfDocument, node: int) -> np.ndarray | None:
+    n = doc.json["nodes"][node]
+    mesh = doc.json["meshes"][n["mesh"]]
+    ntargets = len(mesh["primitives"][0].get("targets", []))
+    if not ntargets:
+        return None
+    w = n.get("weights", mesh.get("weights", [0.0] * ntargets))
+    return np.asarray(w, np.float64)
+
+
+def sample_positions(doc: GltfDocument, parts: list[Part], times: np.ndarray,
+                     which: list[int] | None = None) -> list[np.ndarray]:
+    """World positions of every part at each time: a list of (T, n_p, 3) float64 arrays."""
+    chans = animation_channels(doc, which)
+    targets = {}
+    for p in parts:
+        prim = doc.json["meshes"][p.mesh]["primitives"][p.primitive]
+        deltas = [doc.accessor(t["POSITION"]).astype(np.float64) if "POSITION" in t
+                  else np.zeros((len(p.vertices), 3)) for t in prim.get("targets", [])]
+        targets[id(p)] = np.stack(deltas) if deltas else None  # (K, n, 3)
+    base = {id(p): doc.accessor(doc.json["meshes"][p.mesh]["primitives"][p.primitive]
+                                ["attributes"]["POSITION"]).astype(np.float64) for p in parts}
+    out = [np.empty((len(times), len(p.vertices), 3)) for p in parts]
+    for ti, t in enumerate(times):
+        trs: dict[int, dict] = {}
+        weights: dict[int, np.ndarray] = {}
+        for node, path, sampler in chans:
+            if path == "weights":
+                weights[node] = sampler(float(t))
+            else:
+                trs.setdefault(node, {})[path] = sampler(float(t))
+        world = world_matrices(doc, trs)
+        for pi, p in enumerate(parts):
+            local = base[id(p)]
+            tg = targets[id(p)]
+            if tg is not None:
+                w = weights.get(p.node)
+                if w is None:
+                    w = _default_weights(doc, p.node)
+                local = local + np.tensordot(w[: len(tg)], tg, axes=1)
+            m = world[p.node]
+            out[pi][ti] = local @ m[:3, :3].T + m[:3, 3]
+    return out

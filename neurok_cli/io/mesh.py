@@ -1,0 +1,196 @@
+"""Loading meshes (OBJ, GLB/glTF, PLY, STL), welding by position, and the canonical frame.
+
+``load_mesh`` returns an :class:`Asset` in the file's own frame and units; ``weld`` gives the
+surface to deform with the map back to the file's vertices; :class:`CanonicalFrame` moves
+positions between the file's frame and the model's (Y up, centred, largest extent 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError, UsageError
+from .asset import Asset, Part, Welded
+
+GLTF_SUFFIXES = (".glb", ".gltf")
+UNITLESS_SUFFIXES = (".obj", ".ply", ".stl")
+
+
+def _load_gltf(path: Path) -> tuple[list[Part], list[str], dict]:
+    from .gltf_doc import load_document
+    from .gltf_scene import load_gltf_parts
+
+    doc = load_document(path)
+    parts, warnings = load_gltf_parts(doc)
+    return parts, warnings, {"document": doc, "metres_per_unit": 1.0}
+
+
+def _load_obj(path: Path) -> tuple[list[Part], list[str], dict]:
+    from .obj import load_obj
+
+    parts, warnings = load_obj(path)
+    return parts, warnings, {}
+
+
+def _check_binary_stl(path: Path) -> None:
+    """trimesh reads a cut binary STL without complaint; check its declared size first."""
+    with path.open("rb") as f:
+        head = f.read(84)
+    if len(head) < 84 or head[:5].lower() == b"solid" and b"facet" in path.read_bytes()[:1024]:
+        return  # ASCII STL (or too short to be binary: the loader reports it)
+    count = int.from_bytes(head[80:84], "little")
+    size = path.stat().st_size
+    if size < 84 + 50 * count:
+        raise InputError(f"{path}: truncated binary STL ({(size - 84) // 50} of {count} "
+                         "triangles present)")
+
+
+def _load_trimesh(path: Path) -> tuple[list[Part], list[str], dict]:
+    import trimesh
+
+    if path.suffix.lower() == ".stl":
+        _check_binary_stl(path)
+    try:
+        loaded = trimesh.load_mesh(path, process=False)
+    except Exception as e:  # trimesh raises many types for corrupt files
+        raise InputError(f"{path}: cannot read {path.suffix[1:].upper()} "
+                         f"({e.__class__.__name__}: {e})") from e
+    meshes = list(loaded.geometry.values()) if hasattr(loaded, "geometry") else [loaded]
+    parts = [Part(name=path.stem, vertices=np.asarray(m.vertices, np.float64),
+                  faces=np.asarray(m.faces, np.int64).reshape(-1, 3)) for m in meshes
+             if hasattr(m, "faces")]
+    return parts, [], {}
+
+
+# suffix -> loader returning (parts, warnings, extra Asset fields)
+LOADERS = {".obj": _load_obj, ".glb": _load_gltf, ".gltf": _load_gltf,
+           ".ply": _load_trimesh, ".stl": _load_trimesh}
+
+
+def load_mesh(path: str | Path, *, up: str | None = None) -> Asset:
+    """Load a mesh file into an :class:`Asset` (file frame and units), checking it is usable.
+
+    ``up`` ("y" or "z") says which axis is up in a unitless file (default "y"); glTF is
+    always +Y up. Raises :class:`InputError` naming the file and the problem.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder, not a mesh file")
+    suffix = path.suffix.lower()
+    if suffix not in LOADERS:
+        raise InputError(f"{path}: unsupported file type '{suffix or path.name}'; "
+                         f"use one of {', '.join(sorted(LOADERS))}")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: file is empty")
+    if up not in (None, "y", "z"):
+        raise UsageError(f"--up must be 'y' or 'z', not {up!r}")
+    if up == "z" and suffix in GLTF_SUFFIXES:
+        raise UsageError(f"{path}: glTF is always +Y up; --up applies to OBJ, PLY and STL only")
+    try:
+        parts, warnings, extra = LOADERS[suffix](path)
+    except (UnicodeDecodeError, OSError) as e:
+        raise InputError(f"{path}: cannot read ({e.__class__.__name__}: {e})") from e
+    asset = Asset(path=path, format=suffix[1:], parts=parts, up=up or "y", warnings=warnings,
+                  **extra)
+    validate(asset)
+    return asset
+
+
+def validate(asset: Asset) -> None:
+    """Raise :class:`InputError` for assets no stage can work with."""
+    path = asset.path
+    if not asset.parts or sum(len(p.faces) for p in asset.parts) == 0:
+        raise InputError(f"{path}: has no triangle faces (a point cloud or an empty mesh?)")
+    for p in asset.parts:
+        if not np.isfinite(p.vertices).all():
+            raise InputError(f"{path}: vertex coordinates contain NaN or infinity")
+        if len(p.faces) and (p.faces.min() < 0 or p.faces.max() >= len(p.vertices)):
+            raise InputError(f"{path}: face indices out of range (part '{p.name}' has "
+                             f"{len(p.vertices)} vertices, a face uses {int(p.faces.max())})")
+    if float(np.ptp(asset.vertices, axis=0).max()) <= 0:
+        raise InputError(f"{path}: all vertices are at one point")
+
+
+def weld(vertices: np.ndarray, faces: np.ndarray, *, tolerance: float = 1e-7) -> Welded:
+    """Merge vertices closer than ``tolerance`` x bounding-box diagonal.
+
+    Args:
+        vertices: (N, 3) positions. faces: (F, 3) indices into them.
+    Returns:
+        :class:`Welded` with (M, 3) unique positions, cleaned (F', 3) faces and the (N,) map.
+    """
+    diag = float(np.linalg.norm(np.ptp(vertices, axis=0))) or 1.0
+    keys = np.round((vertices - vertices.min(axis=0)) / (tolerance * diag)).astype(np.int64)
+    _, first, index = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    index = index.reshape(-1)
+    wf = index[faces]
+    keep = (wf[:, 0] != wf[:, 1]) & (wf[:, 1] != wf[:, 2]) & (wf[:, 0] != wf[:, 2])
+    wf = wf[keep]
+    # a double-sided copy of a triangle (any winding) is the same surface: keep the first
+    _, uniq = np.unique(np.sort(wf, axis=1), axis=0, return_index=True)
+    wf = wf[np.sort(uniq)]
+    return Welded(vertices=vertices[first], faces=wf, index=index)
+
+
+_Z_UP_TO_Y_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])  # (x, y, z) -> (x, z, -y)
+
+
+@dataclass
+class CanonicalFrame:
+    """Maps file positions to the model's frame and back.
+
+    Canonical positions are +Y up, centred on the bounding box and scaled so the largest extent
+    is 1. ``size_m`` is that extent in metres, for physics.
+    """
+
+    center: np.ndarray  # (3,) bounding-box centre, file units
+    extent: float  # largest bounding-box extent, file units
+    up: str = "y"
+    size_m: float = 1.0
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """(3, 3) rotation from the file's axes to +Y up."""
+        return _Z_UP_TO_Y_UP if self.up == "z" else np.eye(3)
+
+    def to_canonical(self, x: np.ndarray) -> np.ndarray:
+        """(..., 3) file positions -> (..., 3) canonical positions."""
+        return (np.asarray(x) - self.center) @ self.rotation.T / self.extent
+
+    def from_canonical(self, x: np.ndarray) -> np.ndarray:
+        """(..., 3) canonical positions -> (..., 3) file positions."""
+        return np.asarray(x) * self.extent @ self.rotation + self.center
+
+    def vector_to_canonical(self, v: np.ndarray) -> np.ndarray:
+        """(..., 3) displacements or directions in file axes -> canonical axes (unscaled)."""
+        return np.asarray(v) @ self.rotation.T
+
+
+def canonical_frame(asset: Asset, *, size: float | None = None) -> CanonicalFrame:
+    """The canonical frame of ``asset``; ``size`` overrides its largest extent in metres.
+
+    Unitless files (OBJ, PLY, STL) without ``size`` are read as metres.
+    """
+    lo, hi = asset.bounds()
+    extent = float((hi - lo).max())
+    if size is not None and not (np.isfinite(size) and size > 0):
+        raise UsageError(f"--size must be a positive length in metres, not {size}")
+    metres = size if size is not None else extent * (asset.metres_per_unit or 1.0)
+    return CanonicalFrame(center=(lo + hi) / 2, extent=extent, up=asset.up, size_m=metres)
+
+
+def guess_units(asset: Asset) -> str:
+    """A human hint about the file's units, from its format and size."""
+    if asset.metres_per_unit is not None:
+        return "metres (glTF)"
+    extent = float(np.ptp(asset.vertices, axis=0).max())
+    if extent > 50:
+        return f"unitless; largest extent {extent:.4g} looks like cm or mm: pass --size"
+    if extent < 0.01:
+        return f"unitless; largest extent {extent:.4g} is tiny: pass --size"
+    return f"unitless; read as metres (largest extent {extent:.4g}); --size to change"

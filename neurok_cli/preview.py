@@ -1,0 +1,131 @@
+"""``neurok preview``: render an animated glTF, a frame folder or a static mesh to MP4/GIF."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError, UsageError
+from .io.asset import Part
+from .io.mesh import GLTF_SUFFIXES, load_mesh, weld
+from .io.render import Camera, RenderPart, available_backends, render_frames
+from .io.video import VIDEO_FORMATS, write_video
+
+_Z_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
+
+
+@dataclass
+class PreviewConfig:
+    """Options of a preview render."""
+
+    input: Path  # animated glTF/GLB, a folder of numbered frames, or any static mesh
+    output: Path  # .mp4 or .gif
+    fps: float | None = None  # sampling rate; default: the file's keys (glTF) or 30
+    width: int = 640
+    height: int = 480
+    azimuth: float = 30.0  # degrees about +Y
+    elevation: float = 20.0  # degrees above the horizon
+    renderer: str = "auto"  # "auto", "gl" or "numpy"
+    up: str | None = None  # "y" or "z" for OBJ/PLY/STL frames
+    max_seconds: float = 600.0  # refuse longer animations (a typo in a file, not a movie)
+
+
+@dataclass
+class PreviewReport:
+    """What was rendered."""
+
+    output: Path
+    frames: int
+    fps: float
+    seconds: float
+    vertices: int
+    triangles: int
+    renderer: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def _decode_texture(part: Part) -> np.ndarray | None:
+    if part.material is None or part.material.texture is None or part.uvs is None:
+        return None
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(part.material.texture)) as im:
+            return np.asarray(im.convert("RGBA"))
+    except (UnidentifiedImageError, OSError):
+        return None
+
+
+def render_parts(parts: list[Part]) -> list[RenderPart]:
+    """Renderer inputs (faces, colours, textures, smooth groups) for loaded parts."""
+    out = []
+    for p in parts:
+        out.append(RenderPart(
+            faces=p.faces.astype(np.int32),
+            base_color=tuple(p.material.base_color) if p.material else (0.8, 0.8, 0.8, 1.0),
+            uvs=p.uvs, texture=_decode_texture(p),
+            smooth_groups=weld(p.vertices, p.faces).index))
+    return out
+
+
+def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], float, list[str]]:
+    """Parts, per-part positions (T, n, 3) in +Y-up world, the frame rate, warnings."""
+    path = cfg.input
+    if path.is_dir():
+        from .io.frames import read_frames
+
+        asset, frames = read_frames(path)
+        if cfg.up == "z":
+            frames = frames @ _Z_UP.T
+        offs = asset.offsets
+        return asset.parts, [frames[:, a:b] for a, b in zip(offs, offs[1:])], cfg.fps or 30.0, \
+            asset.warnings
+    if path.suffix.lower() in GLTF_SUFFIXES:
+        from .io.gltf_read import read_animated
+
+        asset = load_mesh(path)  # checks the file as every loader does
+        scene = read_animated(path, fps=cfg.fps)
+        t = scene.times
+        if len(t) and t[-1] > cfg.max_seconds:
+            raise InputError(f"{path}: animation lasts {t[-1]:.0f} s; preview renders at most "
+                             f"{cfg.max_seconds:.0f} s")
+        fps = cfg.fps or (1.0 / float(np.median(np.diff(t))) if len(t) > 1 else 30.0)
+        if cfg.fps is None and len(t) > 1 and not np.allclose(np.diff(t), 1.0 / fps, rtol=1e-3):
+            times = np.arange(0.0, float(t[-1]) + 0.5 / fps, 1.0 / fps)
+            scene = read_animated(path, times=times)  # uneven keys: resample evenly
+        return scene.parts, scene.positions, fps, asset.warnings
+    asset = load_mesh(path, up=cfg.up)
+    v = asset.vertices @ (_Z_UP.T if asset.up == "z" else np.eye(3))
+    offs = asset.offsets
+    return asset.parts, [v[None, a:b] for a, b in zip(offs, offs[1:])], cfg.fps or 30.0, \
+        asset.warnings + ["the file has no animation: the preview is one still frame"]
+
+
+def preview(cfg: PreviewConfig, *, progress: Callable[[int, int], None] | None = None
+            ) -> PreviewReport:
+    """Render ``cfg.input`` to ``cfg.output``; ``progress(done, total)`` after each frame."""
+    suffix = cfg.output.suffix.lower()
+    if suffix not in VIDEO_FORMATS:
+        raise UsageError(f"{cfg.output}: preview writes {', '.join(VIDEO_FORMATS)}; "
+                         "choose one of those extensions")
+    if cfg.width < 16 or cfg.height < 16 or cfg.width > 8192 or cfg.height > 8192:
+        raise UsageError(f"image size {cfg.width}x{cfg.height} is out of range (16..8192)")
+    if cfg.fps is not None and not 0 < cfg.fps <= 240:
+        raise UsageError(f"--fps must be in (0, 240], not {cfg.fps}")
+    backend = available_backends()[0] if cfg.renderer == "auto" else cfg.renderer
+    parts, positions, fps, warnings = _load_motion(cfg)
+    total = len(positions[0])
+    camera = Camera(width=cfg.width, height=cfg.height, azimuth=cfg.azimuth,
+                    elevation=cfg.elevation)
+    frames = render_frames(render_parts(parts), [p.astype(np.float32) for p in positions],
+                           camera, backend=backend)
+    n = write_video(frames, cfg.output, fps=fps,
+                    progress=(lambda i: progress(i, total)) if progress else None)
+    return PreviewReport(output=cfg.output, frames=n, fps=fps, seconds=n / fps,
+                         vertices=sum(len(p.vertices) for p in parts),
+                         triangles=sum(len(p.faces) for p in parts),
+                         renderer=backend, warnings=warnings)

@@ -1,0 +1,173 @@
+"""Animated glTF export: round trips on real assets, scene preservation, validator-clean files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neurok_cli.errors import UsageError
+from neurok_cli.io.gltf import encode, write_animated
+from neurok_cli.io.gltf_doc import load_document
+from neurok_cli.io.gltf_read import read_animated
+from neurok_cli.io.mesh import load_mesh
+from tests.conftest import asset_path, assert_valid_gltf, wobble
+
+ROUND_TRIP = ["penguin", "spot", "chair", "teapot", "truck"]
+
+
+def _ours(path) -> int:
+    """Index of the last animation (the one the writer added)."""
+    return len(load_document(path).json["animations"]) - 1
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """Each round-trip asset written once per encoding: {(name, enc): (asset, frames, path)}."""
+    out = {}
+    folder = tmp_path_factory.mktemp("gltf")
+    for name in ROUND_TRIP:
+        asset = load_mesh(asset_path(name))
+        frames = wobble(asset.vertices, frames=16)
+        for enc in ("exact", "compact"):
+            path = folder / f"{name}_{enc}.glb"
+            report = write_animated(asset, [frames], path, fps=24, encoding=enc)
+            out[name, enc] = (asset, frames, path, report)
+    return out
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP)
+@pytest.mark.parametrize("enc", ["exact", "compact"])
+def test_round_trip_error(written, name, enc):
+    asset, frames, path, report = written[name, enc]
+    scene = read_animated(path, animations=[_ours(path)])
+    diag = np.linalg.norm(np.ptp(asset.vertices, axis=0))
+    assert scene.frames.shape == frames.shape
+    np.testing.assert_allclose(scene.times, np.arange(16) / 24, atol=1e-6)
+    err = np.linalg.norm(scene.frames - frames, axis=-1).max() / diag
+    if enc == "exact":
+        assert err <= 1e-6
+        assert report.targets == 16
+    else:
+        assert err <= 1e-3 + 1e-6  # the default tolerance, plus float32 storage
+        assert report.max_error <= 1e-3
+        assert report.targets < 16
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP)
+def test_uvs_and_materials_survive(written, name):
+    asset, _, path, _ = written[name, "compact"]
+    back = load_mesh(path)
+    assert len(back.parts) == len(asset.parts)
+    for a, b in zip(asset.parts, back.parts):
+        assert len(a.vertices) == len(b.vertices)
+        assert (a.uvs is None) == (b.uvs is None)
+        if a.uvs is not None:
+            np.testing.assert_allclose(a.uvs, b.uvs, atol=1e-6)
+        if a.material is not None and a.material.texture is not None:
+            assert b.material.texture == a.material.texture  # the same encoded image bytes
+
+
+def test_all_written_files_pass_the_khronos_validator(written):
+    assert_valid_gltf(*[v[2] for v in written.values()])
+
+
+def test_truck_keeps_hierarchy_materials_and_its_animation(written):
+    src = load_document(asset_path("truck")).json
+    out = load_document(written["truck", "exact"][2]).json
+    assert len(out["nodes"]) == len(src["nodes"])
+    assert [n.get("children") for n in out["nodes"]] == [n.get("children") for n in src["nodes"]]
+    assert out["materials"] == src["materials"]
+    assert len(out["animations"]) == len(src["animations"]) + 1
+    assert out["animations"][0]["channels"] == src["animations"][0]["channels"]
+    # the instanced wheel mesh is split so that each wheel deforms on its own
+    assert src["nodes"][2]["mesh"] == src["nodes"][4]["mesh"]
+    assert out["nodes"][2]["mesh"] != out["nodes"][4]["mesh"]
+    # the original wheel rotation still plays alongside ours
+    both = read_animated(written["truck", "exact"][2], times=np.array([0.0, 0.6]))
+    assert not np.allclose(both.frames[0], both.frames[1])
+
+
+def test_weight_tracks_are_in_unit_range_for_blender(written):
+    for (_, enc), (_, _, path, _) in written.items():
+        doc = load_document(path)
+        anim = doc.json["animations"][-1]
+        for s in anim["samplers"]:
+            w = doc.accessor(s["output"])
+            assert w.min() >= 0.0 and w.max() <= 1.0 + 1e-6, (path, enc)
+
+
+def test_normals_follow_the_deformation(tmp_path):
+    """A sheet folded by 90 degrees: the target normals turn with it."""
+    asset = load_mesh(asset_path("mountain"))
+    v = asset.vertices
+    frames = np.stack([v, v @ np.array([[1, 0, 0], [0, 0, -1], [0, 1, 0.0]]).T])  # rigid turn
+    path = tmp_path / "turn.glb"
+    write_animated(asset, [frames], path, fps=1, encoding="exact")
+    doc = load_document(path)
+    prim = doc.json["meshes"][0]["primitives"][0]
+    n0 = doc.accessor(prim["attributes"]["NORMAL"])
+    n1 = n0 + doc.accessor(prim["targets"][1]["NORMAL"])
+    rotated = n0 @ np.array([[1, 0, 0], [0, 0, -1], [0, 1, 0.0]]).T
+    cos = np.sum(n1 * rotated, axis=1) / np.linalg.norm(n1, axis=1)
+    assert np.median(cos) > 0.999
+
+
+def test_several_motions_become_several_animations(tmp_path):
+    asset = load_mesh(asset_path("penguin"))
+    a, b = wobble(asset.vertices, 10), wobble(asset.vertices, 7, amplitude=-0.1)
+    path = tmp_path / "two.glb"
+    write_animated(asset, [a, b], path, fps=30, names=["first", "second"])
+    names = [x["name"] for x in load_document(path).json["animations"]]
+    assert names == ["first", "second"]
+    back = read_animated(path, animations=[1])
+    assert back.frames.shape == b.shape
+    assert np.abs(back.frames - b).max() < 2e-3 * np.ptp(asset.vertices, axis=0).max()
+    assert_valid_gltf(path)
+
+
+def test_compact_picks_the_fewest_targets_within_tolerance():
+    rng = np.random.default_rng(0)
+    basis = rng.normal(size=(3, 50, 3))
+    disp = np.tensordot(rng.normal(size=(40, 3)), basis, axes=1)  # rank 3
+    bases, weights, err = encode(disp, encoding="compact", tolerance=1e-9, max_targets=200)
+    assert len(bases) == 3 and err < 1e-9
+    _, _, err_capped = encode(disp, encoding="compact", tolerance=1e-9, max_targets=2)
+    assert err_capped > 1e-9
+
+
+def test_bad_motion_is_refused_and_leaves_no_file(tmp_path):
+    asset = load_mesh(asset_path("penguin"))
+    path = tmp_path / "x.glb"
+    bad = wobble(asset.vertices, 4)
+    bad[2, 5, 0] = np.nan
+    with pytest.raises(UsageError, match="NaN"):
+        write_animated(asset, [bad], path, fps=30)
+    with pytest.raises(UsageError, match="vertices"):
+        write_animated(asset, [bad[:, :10]], path, fps=30)
+    with pytest.raises(UsageError, match="encoding"):
+        write_animated(asset, [wobble(asset.vertices, 4)], path, fps=30, encoding="zip")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
+    from neurok_cli.io import gltf_doc
+
+    asset = load_mesh(asset_path("teapot"))
+    path = tmp_path / "x.glb"
+    path.write_bytes(b"previous")
+
+    def boom(self):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(gltf_doc.GltfDocument, "to_glb", boom)
+    with pytest.raises(OSError):
+        write_animated(asset, [wobble(asset.vertices, 3)], path, fps=30)
+    assert path.read_bytes() == b"previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.glb"]
+
+
+def test_reader_samples_third_party_morph_animation():
+    scene = read_animated(asset_path("simplemorph"), fps=10)
+    assert len(scene.times) == 41  # 4 s at 10 fps, both ends
+    y = scene.frames[:, 2, 1]  # the moving vertex
+    assert y.max() - y.min() > 0.5
