@@ -17,7 +17,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from ..errors import NeurokError
 
 F = TypeVar("F", bound=Callable[..., Any])
-out = Console(highlight=False)
+out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
 
 

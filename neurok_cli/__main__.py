@@ -1,0 +1,5 @@
+"""``python -m neurok_cli`` runs the command line."""
+
+from .cli import main
+
+main()
