@@ -22,7 +22,7 @@ _Z_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
 class PreviewConfig:
     """Options of a preview render."""
 
-    input: Path  # animated glTF/GLB, a folder of numbered frames, or any static mesh
+    input: Path  # animated glTF/GLB, a folder of numbered frames, or a static mesh (turntable)
     output: Path  # .mp4 or .gif
     fps: float | None = None  # sampling rate; default: the file's keys (glTF) or 30
     width: int = 640
@@ -32,6 +32,7 @@ class PreviewConfig:
     renderer: str = "auto"  # "auto", "gl" or "numpy"
     up: str | None = None  # "y" or "z" for OBJ/PLY/STL frames
     max_seconds: float = 600.0  # refuse longer animations (a typo in a file, not a movie)
+    turntable_seconds: float = 4.0  # a static mesh is shown turning once in this time
 
 
 @dataclass
@@ -60,15 +61,23 @@ def _decode_texture(part: Part) -> np.ndarray | None:
         return None
 
 
+def _single_sided(faces: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Drop the second copy of double-sided triangles (same corners, any winding): lighting is
+    two-sided already, and a reversed copy would cancel the smooth normals it shares."""
+    _, first = np.unique(np.sort(groups[faces], axis=1), axis=0, return_index=True)
+    return faces[np.sort(first)]
+
+
 def render_parts(parts: list[Part]) -> list[RenderPart]:
     """Renderer inputs (faces, colours, textures, smooth groups) for loaded parts."""
     out = []
     for p in parts:
+        groups = weld(p.vertices, p.faces).index
         out.append(RenderPart(
-            faces=p.faces.astype(np.int32),
+            faces=_single_sided(p.faces, groups).astype(np.int32),
             base_color=tuple(p.material.base_color) if p.material else (0.8, 0.8, 0.8, 1.0),
             uvs=p.uvs, texture=_decode_texture(p),
-            smooth_groups=weld(p.vertices, p.faces).index))
+            smooth_groups=groups))
     return out
 
 
@@ -100,9 +109,21 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
         return scene.parts, scene.positions, fps, asset.warnings
     asset = load_mesh(path, up=cfg.up)
     v = asset.vertices @ (_Z_UP.T if asset.up == "z" else np.eye(3))
+    fps = cfg.fps or 30.0
+    spin = turntable(v, frames=max(2, round(cfg.turntable_seconds * fps)))
     offs = asset.offsets
-    return asset.parts, [v[None, a:b] for a, b in zip(offs, offs[1:])], cfg.fps or 30.0, \
-        asset.warnings + ["the file has no animation: the preview is one still frame"]
+    return asset.parts, [spin[:, a:b] for a, b in zip(offs, offs[1:])], fps, asset.warnings
+
+
+def turntable(vertices: np.ndarray, frames: int) -> np.ndarray:
+    """(T, N, 3) one full turn of ``vertices`` (N, 3) about the vertical axis through the
+    centre of their bounding box: how a static mesh is previewed."""
+    centre = (vertices.min(axis=0) + vertices.max(axis=0)) / 2
+    angles = np.linspace(0.0, 2 * np.pi, frames, endpoint=False)
+    c, s = np.cos(angles)[:, None], np.sin(angles)[:, None]
+    x, y, z = (vertices - centre).T
+    return np.stack([c * x + s * z, np.broadcast_to(y, (frames, len(y))), -s * x + c * z],
+                    axis=-1) + centre
 
 
 def preview(cfg: PreviewConfig, *, progress: Callable[[int, int], None] | None = None

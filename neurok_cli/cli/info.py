@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -12,9 +13,12 @@ from ._common import guarded, out, print_json, warn
 
 @guarded
 def info(
-    file: Path = typer.Argument(..., help="Mesh file (OBJ, GLB/glTF, PLY, STL) or frame folder."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-    up: str = typer.Option(None, "--up", help="Up axis of OBJ/PLY/STL files: y or z."),
+    file: Annotated[Path, typer.Argument(
+        help="Mesh file (OBJ, GLB/glTF, PLY, STL) or frame folder.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")
+                        ] = False,
+    up: Annotated[str | None, typer.Option(help="Up axis of OBJ/PLY/STL files: y or z.")
+                  ] = None,
 ) -> None:
     """Vertices, faces, parts, bounding box, units, animations and morph targets of a file."""
     from ..io.describe import describe, summary_rows

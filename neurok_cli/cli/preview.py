@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -11,21 +12,27 @@ from ._common import guarded, out, print_json, progress_bar, warn
 
 @guarded
 def preview(
-    file: Path = typer.Argument(..., help="Animated glTF/GLB, frame folder, or a static mesh."),
-    output: Path = typer.Option(None, "-o", "--output",
-                                help="Video to write (.mp4 or .gif); default FILE's name .mp4."),
-    fps: float = typer.Option(None, "--fps", help="Frames per second (default: the file's)."),
-    width: int = typer.Option(640, "--width", help="Image width in pixels."),
-    height: int = typer.Option(480, "--height", help="Image height in pixels."),
-    azimuth: float = typer.Option(30.0, "--azimuth", help="Camera angle about +Y, degrees."),
-    elevation: float = typer.Option(20.0, "--elevation", help="Camera angle above ground, deg."),
-    renderer: str = typer.Option("auto", "--renderer",
-                                 help="auto, gl (EGL/OpenGL) or numpy (no GPU libraries)."),
-    up: str = typer.Option(None, "--up", help="Up axis of OBJ/PLY/STL input: y or z."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    file: Annotated[Path, typer.Argument(
+        help="Animated glTF/GLB, frame folder, or a static mesh (shown turning).")],
+    output: Annotated[Path | None, typer.Option(
+        "-o", "--output", help="Video to write (.mp4 or .gif); default: FILE's name + .mp4.")
+    ] = None,
+    fps: Annotated[float | None, typer.Option(
+        help="Frames per second (default: the file's keyframes, else 30).")] = None,
+    width: Annotated[int, typer.Option(help="Image width in pixels.")] = 640,
+    height: Annotated[int, typer.Option(help="Image height in pixels.")] = 480,
+    azimuth: Annotated[float, typer.Option(help="Camera angle about +Y, degrees.")] = 30.0,
+    elevation: Annotated[float, typer.Option(help="Camera angle above the ground, degrees.")
+                         ] = 20.0,
+    renderer: Annotated[str, typer.Option(
+        help="auto, gl (OpenGL through EGL) or numpy (no graphics libraries).")] = "auto",
+    up: Annotated[str | None, typer.Option(help="Up axis of OBJ/PLY/STL input: y or z.")
+                  ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Render an animation to an MP4 (H.264) or GIF preview."""
-    from ..preview import PreviewConfig, preview as run_preview
+    from ..preview import PreviewConfig
+    from ..preview import preview as run_preview
 
     cfg = PreviewConfig(input=file, output=output or Path(file.name).with_suffix(".mp4"),
                         fps=fps, width=width, height=height, azimuth=azimuth,

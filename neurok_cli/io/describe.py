@@ -86,6 +86,7 @@ def summary_rows(info: dict) -> list[tuple[str, str]]:
         rows.append((f"animation {a['index']}", f"'{a['name']}': {a['duration_s']:.3g} s; {chans}"))
     for p in info["parts"]:
         look = "texture" if p["texture"] else ("uv" if p["uvs"] else "")
-        rows.append((f"part '{p['name']}'", f"{p['vertices']:,} v, {p['faces']:,} f"
-                     + (f", {p['material']}" if p["material"] else "") + (f", {look}" if look else "")))
+        text = f"{p['vertices']:,} v, {p['faces']:,} f"
+        text += (f", {p['material']}" if p["material"] else "") + (f", {look}" if look else "")
+        rows.append((f"part '{p['name']}'", text))
     return rows

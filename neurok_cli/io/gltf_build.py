@@ -7,7 +7,7 @@ import numpy as np
 from .. import __version__
 from .asset import Asset, Material, Part
 from .gltf_doc import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, GltfDocument
-from .normals import vertex_normals
+from .normals import oriented_normals
 
 GENERATOR = f"neurok-cli {__version__}"
 
@@ -44,7 +44,7 @@ def part_normals(part: Part, groups: np.ndarray) -> np.ndarray:
         ok = length[:, 0] > 1e-8
         if ok.all():
             return n / length
-    return vertex_normals(part.vertices, part.faces, groups)
+    return oriented_normals(part.vertices, part.faces, groups)
 
 
 def build_document(asset: Asset, root_matrix: np.ndarray | None = None, *,

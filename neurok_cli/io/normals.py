@@ -36,6 +36,19 @@ def vertex_normals(vertices: np.ndarray, faces: np.ndarray, groups: np.ndarray |
     return safe
 
 
+def oriented_normals(vertices: np.ndarray, faces: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Smooth normals shared across ``groups`` (N,), each turned to its own faces' side.
+
+    Double-sided meshes repeat every triangle with the opposite winding on copied vertices;
+    summing both copies per position would cancel the normal. Each group's normal comes from
+    one copy of each triangle, and each vertex flips it to agree with its own faces.
+    """
+    _, first = np.unique(np.sort(groups[faces], axis=1), axis=0, return_index=True)
+    shared = vertex_normals(vertices, faces[np.sort(first)], groups)  # (N, 3)
+    own = vertex_normals(vertices, faces)
+    return np.where((np.sum(shared * own, axis=-1) < 0)[:, None], -shared, shared)
+
+
 def rotate_between(v: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Rotate ``v`` by the smallest rotation taking unit ``a`` to unit ``b`` (all (..., 3))."""
     k = np.cross(a, b)

@@ -1,4 +1,5 @@
-"""NumPy side of preview rendering: scene types, normals, and a fallback rasterizer (no EGL).
+"""NumPy side of preview rendering: scene set-up (framing, key light, floor) and a fallback
+rasterizer for machines without EGL.
 
 ``rasterize`` runs no Python loop per triangle: triangles are bucketed by the power-of-two
 size of their screen bounding box, and each bucket tests all candidate pixels of all its

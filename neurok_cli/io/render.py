@@ -112,7 +112,8 @@ def _check_inputs(parts: Sequence[RenderPart], positions: Sequence[np.ndarray],
         faces = np.asarray(part.faces, dtype=np.int64).reshape(-1, 3)
         n = pos.shape[1]
         if len(faces) and (faces.min() < 0 or faces.max() >= n):
-            raise InputError(f"render: part {i} has face indices outside its {n} vertices")
+            raise InputError(f"render: part {i} has face indices outside its {n} vertices; "
+                             "give one position per vertex the faces use")
         if len(faces) == 0:
             continue
         groups = None

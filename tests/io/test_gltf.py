@@ -10,7 +10,7 @@ from neurok_cli.io.gltf import encode, write_animated
 from neurok_cli.io.gltf_doc import load_document
 from neurok_cli.io.gltf_read import read_animated
 from neurok_cli.io.mesh import load_mesh
-from tests.conftest import asset_path, assert_valid_gltf, wobble
+from tests.conftest import assert_valid_gltf, asset_path, wobble
 
 ROUND_TRIP = ["penguin", "spot", "chair", "teapot", "truck"]
 
