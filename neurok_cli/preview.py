@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,8 +10,9 @@ import numpy as np
 
 from .errors import InputError, UsageError
 from .io.asset import Part
-from .io.mesh import GLTF_SUFFIXES, load_mesh, weld
-from .io.render import Camera, RenderPart, available_backends, render_frames
+from .io.mesh import GLTF_SUFFIXES, load_mesh
+from .io.render import Camera, available_backends, render_frames
+from .io.render_parts import render_parts
 from .io.video import VIDEO_FORMATS, write_video
 
 _Z_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
@@ -22,7 +22,7 @@ _Z_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
 class PreviewConfig:
     """Options of a preview render."""
 
-    input: Path  # animated glTF/GLB, a folder of numbered frames, or a static mesh (turntable)
+    input: Path  # animated glTF/GLB, frame folder, dataset .npz, or a static mesh (turntable)
     output: Path  # .mp4 or .gif
     fps: float | None = None  # sampling rate; default: the file's keys (glTF) or 30
     width: int = 640
@@ -49,41 +49,17 @@ class PreviewReport:
     warnings: list[str] = field(default_factory=list)
 
 
-def _decode_texture(part: Part) -> np.ndarray | None:
-    if part.material is None or part.material.texture is None or part.uvs is None:
-        return None
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(part.material.texture)) as im:
-            return np.asarray(im.convert("RGBA"))
-    except (UnidentifiedImageError, OSError):
-        return None
-
-
-def _single_sided(faces: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Drop the second copy of double-sided triangles (same corners, any winding): lighting is
-    two-sided already, and a reversed copy would cancel the smooth normals it shares."""
-    _, first = np.unique(np.sort(groups[faces], axis=1), axis=0, return_index=True)
-    return faces[np.sort(first)]
-
-
-def render_parts(parts: list[Part]) -> list[RenderPart]:
-    """Renderer inputs (faces, colours, textures, smooth groups) for loaded parts."""
-    out = []
-    for p in parts:
-        groups = weld(p.vertices, p.faces).index
-        out.append(RenderPart(
-            faces=_single_sided(p.faces, groups).astype(np.int32),
-            base_color=tuple(p.material.base_color) if p.material else (0.8, 0.8, 0.8, 1.0),
-            uvs=p.uvs, texture=_decode_texture(p),
-            smooth_groups=groups))
-    return out
-
-
 def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], float, list[str]]:
     """Parts, per-part positions (T, n, 3) in +Y-up world, the frame rate, warnings."""
     path = cfg.input
+    if path.suffix.lower() == ".npz":  # a 4D dataset sequence
+        from .data.format import load_sequence
+        from .io.asset import Part
+
+        seq = load_sequence(path)
+        part = Part(name=path.stem, vertices=seq.rest_vertices.astype(np.float64),
+                    faces=seq.faces.astype(np.int64))
+        return [part], [seq.frames.astype(np.float64)], cfg.fps or float(seq.fps), []
     if path.is_dir():
         from .io.frames import read_frames
 

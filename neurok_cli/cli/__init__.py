@@ -5,8 +5,10 @@ from __future__ import annotations
 import typer
 
 from .. import __version__
+from .dataset import dataset_app
 from .info import info
 from .preview import preview
+from .simulate import simulate
 
 app = typer.Typer(
     name="neurok",
@@ -16,6 +18,8 @@ app = typer.Typer(
 )
 app.command()(info)
 app.command()(preview)
+app.command()(simulate)
+app.add_typer(dataset_app, name="dataset")
 
 
 def _version(value: bool) -> None:

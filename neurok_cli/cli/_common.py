@@ -54,14 +54,15 @@ def print_json(data: Any) -> None:
 
 
 @contextmanager
-def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar on stderr; yields ``update(done, total)``."""
+def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[..., None]]:
+    """A rich progress bar on stderr; yields ``update(done, total, status=None)``."""
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
                   console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task(label, total=total)
 
-        def update(done: int, total_now: int) -> None:
-            bar.update(task, completed=done, total=total_now)
+        def update(done: int, total_now: int, status: str | None = None) -> None:
+            bar.update(task, completed=done, total=total_now,
+                       description=f"{label} {status}" if status else label)
 
         yield update

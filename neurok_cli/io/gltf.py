@@ -129,7 +129,8 @@ def _local_normals(doc: GltfDocument | None, prim: dict | None, part: Part,
 def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *,
                    fps: float, encoding: str = "compact", tolerance: float = 1e-3,
                    max_targets: int = 200, names: Sequence[str] | None = None,
-                   root_matrix: np.ndarray | None = None) -> ExportReport:
+                   root_matrix: np.ndarray | None = None, as_gltf: bool = False
+                   ) -> ExportReport:
     """Write ``asset`` animated by ``motions`` to a GLB at ``path`` (atomically).
 
     Args:
@@ -139,6 +140,7 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
         fps: frames per second of every motion.
         encoding: "compact" or "exact". tolerance: compact's max error / bbox diagonal.
         root_matrix: (4, 4) placed above a non-glTF asset (e.g. Z-up to Y-up, units to metres).
+        as_gltf: write a single .gltf JSON file with the buffer embedded as a data URI.
     """
     if encoding not in ENCODINGS:
         raise UsageError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")
@@ -188,7 +190,10 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     target_count = _write_targets(doc, asset, placements, bases, offset, nfit, normals_local)
     _write_animations(doc, placements, weights, [len(m) for m in motions], fps, names,
                       target_count)
-    doc.save_glb(path)
+    if as_gltf:
+        doc.save_gltf(path)
+    else:
+        doc.save_glb(path)
     report.bytes = Path(path).stat().st_size
     return report
 

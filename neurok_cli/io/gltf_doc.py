@@ -161,6 +161,17 @@ class GltfDocument:
             out += struct.pack("<II", len(bin_), CHUNK_BIN) + bin_
         return bytes(out)
 
+    def save_gltf(self, path: str | Path) -> None:
+        """Write atomically as one .gltf JSON file, the buffer embedded as a data URI."""
+        doc = dict(self.json)
+        if self.blob:
+            data = base64.b64encode(bytes(self.blob)).decode("ascii")
+            doc["buffers"] = [{"byteLength": len(self.blob),
+                               "uri": f"data:application/octet-stream;base64,{data}"}]
+        text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+        with atomic_path(path) as tmp:
+            tmp.write_text(text)
+
     def save_glb(self, path: str | Path) -> None:
         """Write atomically as GLB."""
         data = self.to_glb()

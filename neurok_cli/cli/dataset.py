@@ -1,0 +1,151 @@
+"""``neurok dataset ...``: make, import and inspect 4D datasets.
+
+Each command copies its options into one library call and prints the result; the library is
+imported inside the command so that ``neurok --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ._common import guarded, out, print_json, progress_bar, warn
+
+dataset_app = typer.Typer(help="Make, import and inspect 4D datasets.", no_args_is_help=True)
+
+
+# --- neurok dataset generate ----------------------------------------------------------------
+@dataset_app.command("generate")
+@guarded
+def generate_cmd(
+    out_dir: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to fill.")],
+    count: Annotated[int, typer.Option(help="Sequences to simulate (all shards).")] = 100,
+    seed: Annotated[int, typer.Option(help="Seed: the same seed makes the same arrays.")] = 0,
+    categories: Annotated[str, typer.Option(help="Comma-separated: soft, cloth, beam.")
+                          ] = "soft,cloth,beam",
+    shapes: Annotated[Path | None, typer.Option(
+        help="Folder of extra closed meshes to simulate as soft bodies (train split).")] = None,
+    workers: Annotated[int, typer.Option(help="Parallel processes.")] = 1,
+    shard: Annotated[str, typer.Option(help="i/n: make only jobs with index % n == i.")
+                     ] = "0/1",
+    seconds: Annotated[float, typer.Option(help="Length of each sequence, seconds.")] = 2.5,
+    fps: Annotated[float, typer.Option(help="Frames per second.")] = 30.0,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the header as JSON.")
+                        ] = False,
+) -> None:
+    """Simulate a 4D dataset with MuJoCo: varied shapes, materials and conditions.
+
+    Resumable (finished sequences are skipped) and deterministic for a seed; unstable runs are
+    rejected and counted by reason. The test split holds shape families never seen in train.
+    """
+    from dataclasses import asdict
+
+    from ..errors import UsageError
+    from ..sim.generate import GenerateConfig, generate
+
+    try:
+        i, n = (int(x) for x in shard.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard must look like i/n (e.g. 0/4), not {shard!r}") from None
+    cfg = GenerateConfig(out=out_dir, count=count, seed=seed,
+                         categories=tuple(c.strip() for c in categories.split(",") if c.strip()),
+                         shapes=shapes, workers=workers, shard=(i, n), seconds=seconds, fps=fps)
+    with progress_bar("simulating") as update:
+        header = generate(cfg, progress=lambda k, total, tally: update(
+            k, total, ", ".join(f"{v} {r}" for r, v in sorted(tally.items()))))
+    if json_out:
+        print_json(asdict(header))
+        return
+    table = Table(title=f"{out_dir}", show_lines=False)
+    table.add_column("split")
+    for c in cfg.categories:
+        table.add_column(c, justify="right")
+    for split, by_cat in header.counts.items():
+        table.add_row(split, *(str(by_cat.get(c, 0)) for c in cfg.categories))
+    out.print(table)
+    rejected = ", ".join(f"{k}: {v}" for k, v in header.rejected.items()) or "none"
+    out.print(f"rejected runs: {rejected}")
+
+
+# --- neurok dataset import ------------------------------------------------------------------
+@dataset_app.command("import")
+@guarded
+def import_cmd(
+    src: Annotated[Path, typer.Argument(
+        metavar="SRC", help="Animated glTF/GLB, DeformingThings4D .anime file, folder of "
+                            "numbered OBJ/PLY frames, or a folder holding many of these.")],
+    out_dir: Annotated[Path, typer.Argument(
+        metavar="OUT", help="Dataset folder to create or add to.")],
+    split: Annotated[str, typer.Option(help="Split to add to: train, val or test.")
+                     ] = "train",
+    category: Annotated[str | None, typer.Option(
+        help="Category recorded in each sequence (default: imported).")] = None,
+    fps: Annotated[float | None, typer.Option(
+        help="Frames per second (default: glTF keyframe rate if even, else 30).")] = None,
+    up: Annotated[str, typer.Option(help="Up axis of OBJ/PLY/.anime input: y or z.")] = "y",
+    size: Annotated[float | None, typer.Option(
+        help="Largest extent of OBJ/PLY/.anime rest meshes, metres (default: units as metres).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Import external 4D data as sequences of a dataset (re-running skips what is there)."""
+    from ..data.imports import import_path
+
+    with progress_bar("importing") as update:
+        report = import_path(src, out_dir, split=split, category=category, fps=fps, up=up,
+                             size=size, progress=update)
+    if json_out:
+        print_json(report.__dict__)
+        return
+    warn(report.warnings)
+    out.print(f"imported [bold]{report.imported}[/] sequences into "
+              f"[bold]{report.out / report.split}[/] ({report.skipped} already there, skipped) "
+              f"from {len(report.sources)} source{'s' if len(report.sources) != 1 else ''}")
+
+
+# --- neurok dataset info --------------------------------------------------------------------
+def _describe_header(header: dict) -> str:
+    gen = header["generator"].get("command", "?") if header["generator"] else "?"
+    engine = header["engine"]
+    eng = " ".join(str(engine[k]) for k in ("name", "version") if k in engine) or "none"
+    return f"{header['format']} v{header['version']}, made by `{gen}`, engine: {eng}"
+
+
+@dataset_app.command("info")
+@guarded
+def info_cmd(
+    folder: Annotated[Path, typer.Argument(help="Dataset folder (holds dataset.json).")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")
+                        ] = False,
+    validate: Annotated[bool, typer.Option(
+        "--validate/--no-validate", help="Load and check every file (slower).")] = True,
+) -> None:
+    """Sequences per category and split, sizes, materials, rejections and invalid files."""
+    from ..data.summary import summarize, summary_tables
+    from ..errors import InputError
+
+    with progress_bar("reading" if not validate else "validating") as update:
+        summary = summarize(folder, validate=validate, progress=update)
+    if json_out:
+        print_json(summary)
+    else:
+        out.print(f"[bold]{folder}[/]: {summary['sequences']} sequences; "
+                  + _describe_header(summary["header"]))
+        for t in summary_tables(summary):
+            table = Table(title=t.title, title_justify="left")
+            for i, name in enumerate(t.columns):
+                table.add_column(name, justify="left" if i == 0 or t.title == "Invalid files"
+                                 else "right")
+            for row in t.rows:
+                table.add_row(*row)
+            out.print(table)
+        if not summary["counts_match_header"] and not summary["invalid"]:
+            warn(["the counts in dataset.json differ from the files found (an interrupted "
+                  "run, or files added or removed by hand)"])
+    bad = summary["invalid"]
+    if bad:
+        raise InputError(f"{folder}: {len(bad)} of {summary['files']} sequence files are "
+                         "invalid (listed above); remove or regenerate them")

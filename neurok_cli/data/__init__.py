@@ -1,0 +1,1 @@
+"""4D datasets: the on-disk format, importers of external 4D data, and training samples."""

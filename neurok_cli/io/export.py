@@ -1,0 +1,101 @@
+"""Writing a motion of an asset in the format its output path asks for.
+
+``.glb``/``.gltf`` → animated glTF; ``.mp4``/``.gif`` → a rendered preview; a path without a
+suffix (or ``--format obj|ply``) → a folder of per-frame meshes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UsageError
+from .asset import Asset
+
+OUTPUT_FORMATS = ("glb", "gltf", "obj", "ply", "mp4", "gif")
+_BY_SUFFIX = {".glb": "glb", ".gltf": "gltf", ".mp4": "mp4", ".gif": "gif"}
+_Z_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
+
+
+@dataclass
+class ExportOptions:
+    """How to write: format (None = from the path), glTF encoding, video settings."""
+
+    fmt: str | None = None
+    encoding: str = "compact"
+    tolerance: float = 1e-3
+    names: Sequence[str] | None = None
+    renderer: str = "auto"
+    width: int = 640
+    height: int = 480
+    root_matrix: np.ndarray | None = None  # placed above non-glTF assets in glTF output
+
+
+@dataclass
+class ExportResult:
+    path: Path
+    fmt: str
+    bytes: int
+    details: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def output_format(path: Path, fmt: str | None = None) -> str:
+    """The output format for ``path``: the explicit ``fmt`` or one read off the suffix."""
+    if fmt is not None:
+        if fmt not in OUTPUT_FORMATS:
+            raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
+        return fmt
+    suffix = path.suffix.lower()
+    if suffix in _BY_SUFFIX:
+        return _BY_SUFFIX[suffix]
+    if suffix == "":
+        return "obj"  # a folder of frames
+    raise UsageError(f"{path}: cannot tell the output format from '{suffix}'; use .glb, .gltf, "
+                     ".mp4, .gif, a folder name, or --format")
+
+
+def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *, fps: float,
+                  options: ExportOptions | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> ExportResult:
+    """Write ``motions`` ((T, N, 3) positions of ``asset.vertices``, file frame) to ``path``."""
+    opts = options or ExportOptions()
+    path = Path(path)
+    fmt = output_format(path, opts.fmt)
+    if fmt in ("glb", "gltf"):
+        from .gltf import write_animated
+
+        rep = write_animated(asset, motions, path, fps=fps, encoding=opts.encoding,
+                             tolerance=opts.tolerance, names=opts.names,
+                             root_matrix=opts.root_matrix, as_gltf=fmt == "gltf")
+        return ExportResult(path, fmt, rep.bytes, {"targets": rep.targets,
+                                                   "encoding": rep.encoding,
+                                                   "max_error": rep.max_error}, rep.warnings)
+    if fmt in ("obj", "ply"):
+        from .frames import write_frames
+
+        warnings = []
+        if len(motions) > 1:
+            warnings.append("frame folders hold one motion; wrote the first")
+        files = write_frames(asset, motions[0], path, fmt=fmt,
+                             progress=(lambda i: progress(i, len(motions[0]))) if progress
+                             else None)
+        return ExportResult(path, fmt, sum(f.stat().st_size for f in files),
+                            {"frames": len(files)}, warnings)
+    from .render import Camera, render_frames
+    from .render_parts import render_parts
+    from .video import write_video
+
+    frames = np.concatenate(list(motions))  # several motions play one after another
+    if asset.up == "z":
+        frames = frames @ _Z_UP.T
+    offs = asset.offsets
+    positions = [frames[:, a:b].astype(np.float32) for a, b in zip(offs, offs[1:])]
+    images = render_frames(render_parts(asset.parts), positions,
+                           Camera(width=opts.width, height=opts.height), backend=opts.renderer)
+    n = write_video(images, path, fps=fps,
+                    progress=(lambda i: progress(i, len(frames))) if progress else None)
+    return ExportResult(path, fmt, path.stat().st_size, {"frames": n})

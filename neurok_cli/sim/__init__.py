@@ -1,0 +1,1 @@
+"""Physics data engine: MuJoCo scene builders, shape families, dataset generation."""

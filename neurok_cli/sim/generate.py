@@ -1,0 +1,206 @@
+"""``neurok dataset generate``: many simulated sequences, sharded, resumable, deterministic.
+
+Job ``i`` draws everything (category, split, shape, material, conditions) from
+``default_rng([seed, i])``, so any shard or worker makes the same arrays for it, and a rerun
+skips the files that exist. Test-split sequences use shape families never used in train/val.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..data.format import SPLITS, Header, Sequence, save_sequence, split_dir, write_header
+from ..errors import UsageError
+from .conditions import CATEGORIES
+from .sampling import sample_conditions, sample_dof, sample_material
+from .shapes import CATEGORY_FAMILIES, make_shape
+
+# shape families kept out of training: the test split measures generalization to new shapes
+TEST_FAMILIES = {"soft": ("torus", "mushroom"), "cloth": ("disc",), "beam": ("rod",)}
+TEST_SHARE, VAL_SHARE = 0.15, 0.1
+
+
+@dataclass
+class GenerateConfig:
+    """Options of a dataset generation run."""
+
+    out: Path
+    count: int = 100
+    seed: int = 0
+    categories: tuple[str, ...] = CATEGORIES
+    shapes: Path | None = None  # extra closed meshes (soft bodies, train split)
+    workers: int = 1
+    shard: tuple[int, int] = (0, 1)  # (i, n): this run makes jobs with index % n == i
+    seconds: float = 2.5
+    fps: float = 30.0
+
+
+@dataclass
+class Job:
+    index: int
+    category: str
+    split: str
+    family: str
+    seed: list[int] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.index:06d}_{self.category}_{self.family.replace(':', '-')}"
+
+
+def _user_meshes(folder: Path | None) -> list[Path]:
+    if folder is None:
+        return []
+    if not folder.is_dir():
+        raise UsageError(f"--shapes {folder}: not a folder")
+    return sorted(p for p in folder.iterdir()
+                  if p.suffix.lower() in (".obj", ".ply", ".stl", ".glb", ".gltf"))
+
+
+def plan(cfg: GenerateConfig) -> list[Job]:
+    """Every job of the dataset (all shards), in index order."""
+    for c in cfg.categories:
+        if c not in CATEGORIES:
+            raise UsageError(f"unknown category {c!r}; choose from {', '.join(CATEGORIES)}")
+    user = [f"user:{p.name}" for p in _user_meshes(cfg.shapes)]
+    jobs = []
+    for i in range(cfg.count):
+        rng = np.random.default_rng([cfg.seed, i, 0])
+        category = cfg.categories[i % len(cfg.categories)]
+        u = rng.random()
+        split = "test" if u < TEST_SHARE else ("val" if u < TEST_SHARE + VAL_SHARE else "train")
+        test = TEST_FAMILIES[category]
+        if split == "test":
+            family = str(rng.choice(test))
+        else:
+            pool = [f for f in CATEGORY_FAMILIES[category] if f not in test]
+            pool += user if category == "soft" else []
+            family = str(rng.choice(pool))
+        jobs.append(Job(i, category, split, family, [cfg.seed, i]))
+    return jobs
+
+
+def _shape(job: Job, rng: np.random.Generator, shapes_dir: Path | None):
+    from .shapes import shape_from_mesh
+
+    if job.family.startswith("user:"):
+        from ..io.mesh import load_mesh
+
+        asset = load_mesh(shapes_dir / job.family[5:])
+        w = asset.welded()
+        return shape_from_mesh(w.vertices, w.faces, family=job.family,
+                               size=float(rng.uniform(0.3, 1.2)))
+    return make_shape(job.family, rng)
+
+
+def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
+    """Simulate one job and save it; returns (name, rejection reason or None, seconds)."""
+    from .. import __version__
+    from .engine import run
+    from .scene import build_xml
+    from .setup import prepare
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng([*job.seed, 1])
+    shape = _shape(job, rng, cfg.shapes)
+    size = float(np.ptp(shape.vertices, axis=0).max())
+    material = sample_material(job.category, rng, shape.vertices)
+    cond = sample_conditions(job.category, rng, size, job.family)
+    dof = sample_dof(job.category, rng, job.family)
+    spec = prepare(shape.vertices, shape.faces, job.category, material, cond, dof=dof)
+    closed = shape.kind != "sheet"
+    result = run(spec, seconds=cfg.seconds, fps=cfg.fps, closed=closed)
+    if result.rejected:
+        _record_rejection(cfg.out, job, result.rejected)
+        return job.name, result.rejected, time.perf_counter() - t0
+    import mujoco
+
+    meta = {"category": job.category, "family": job.family, "split": job.split,
+            "shape": shape.params, "kind": shape.kind, "material": asdict(material),
+            "conditions": asdict(cond), "dof": spec.dof, "cells": list(spec.cells),
+            "mass": spec.mass, "timestep": spec.timestep, "seed": job.seed,
+            "engine": {"name": "mujoco", "version": mujoco.__version__, "xml": build_xml(spec)},
+            "generator": f"neurok-cli {__version__}", "sim_wall_s": result.stats["wall_s"]}
+    seq = Sequence(rest_vertices=result.frames[0].astype(np.float32),
+                   faces=spec.faces.astype(np.int32), frames=result.frames.astype(np.float32),
+                   fps=cfg.fps, gravity=np.asarray(cond.gravity, np.float32), meta=meta)
+    save_sequence(seq, split_dir(cfg.out, job.split) / f"{job.name}.npz")
+    return job.name, None, time.perf_counter() - t0
+
+
+def _record_rejection(out: Path, job: Job, reason: str) -> None:
+    folder = out / "rejected"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{job.name}.json").write_text(json.dumps({"job": asdict(job), "reason": reason}))
+
+
+def _done(out: Path, job: Job) -> bool:
+    return ((out / job.split / f"{job.name}.npz").exists()
+            or (out / "rejected" / f"{job.name}.json").exists())
+
+
+def _worker(args: tuple[Job, GenerateConfig]) -> tuple[str, str | None, float]:
+    return run_job(*args)
+
+
+def summarize(cfg: GenerateConfig, jobs: list[Job]) -> Header:
+    """The header from what is on disk (all shards' work so far)."""
+    counts: dict[str, Counter] = {s: Counter() for s in SPLITS}
+    by_name = {j.name: j for j in jobs}
+    for s in SPLITS:
+        for f in (cfg.out / s).glob("*.npz") if (cfg.out / s).is_dir() else []:
+            job = by_name.get(f.stem)
+            counts[s][job.category if job else "other"] += 1
+    rejected: Counter = Counter()
+    for f in (cfg.out / "rejected").glob("*.json") if (cfg.out / "rejected").is_dir() else []:
+        rejected[json.loads(f.read_text())["reason"]] += 1
+    import mujoco
+
+    return Header(
+        generator={"command": "neurok dataset generate", "count": cfg.count, "seed": cfg.seed,
+                   "categories": list(cfg.categories), "seconds": cfg.seconds, "fps": cfg.fps,
+                   "shapes": str(cfg.shapes) if cfg.shapes else None},
+        engine={"name": "mujoco", "version": mujoco.__version__},
+        counts={s: dict(sorted(c.items())) for s, c in counts.items()},
+        rejected=dict(sorted(rejected.items())),
+        extra={"test_families": TEST_FAMILIES, "frames": int(cfg.seconds * cfg.fps) + 1})
+
+
+def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] | None = None
+             ) -> Header:
+    """Make this shard's missing sequences (in parallel), then write ``dataset.json``."""
+    i, n = cfg.shard
+    if not (0 <= i < n):
+        raise UsageError(f"--shard {i}/{n}: need 0 <= i < n")
+    if cfg.count < 1 or cfg.workers < 1:
+        raise UsageError("--count and --workers must be at least 1")
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    jobs = plan(cfg)
+    todo = [j for j in jobs if j.index % n == i and not _done(cfg.out, j)]
+    tally: Counter = Counter()
+    if todo:
+        # fork: cheap to start and free of __main__ re-imports; the parent holds no engine state
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        ctx = mp.get_context(method) if cfg.workers > 1 else None
+        pool = ctx.Pool(cfg.workers) if ctx else None
+        results = (pool.imap_unordered(_worker, [(j, cfg) for j in todo]) if pool
+                   else (run_job(j, cfg) for j in todo))
+        try:
+            for k, (_, reason, _) in enumerate(results, 1):
+                tally[reason or "ok"] += 1
+                if progress:
+                    progress(k, len(todo), dict(tally))
+        finally:
+            if pool:
+                pool.terminate()
+    header = summarize(cfg, jobs)
+    write_header(cfg.out, header)
+    return header
