@@ -15,6 +15,7 @@ from .io.export import ExportOptions, export_motion
 from .io.mesh import canonical_frame, load_mesh
 from .sim.conditions import CATEGORIES, PRESET_MATERIALS, Conditions, SimMaterial
 from .sim.engine import ENGINE_WARNINGS, run
+from .sim.proxy import make_proxy
 from .sim.scene import closed_volume
 from .sim.setup import prepare
 
@@ -38,6 +39,7 @@ class SimulateConfig:
     drop: float | None = None  # start height over the ground, fraction of the size
     conditions: Conditions = field(default_factory=Conditions)
     dof: str | None = None  # soft bodies: "trilinear", "quadratic" or "tet"
+    max_vertices: int = 3000  # denser surfaces are simulated on a clustered proxy
     export: ExportOptions = field(default_factory=ExportOptions)
 
 
@@ -48,6 +50,7 @@ class SimulateReport:
     fps: float
     vertices: int
     welded_vertices: int
+    simulated_vertices: int  # fewer than welded when a proxy stood in for a dense surface
     dofs: int
     mass_kg: float
     size_m: float
@@ -83,23 +86,33 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     drop = cfg.drop if cfg.drop is not None else {"soft": 0.3, "cloth": 0.5, "beam": 0.6}[
         cfg.material]
     cond = replace(cfg.conditions, height=drop * frame.size_m)
-    spec = prepare(surface, welded.faces, cfg.material, mat, cond, dof=cfg.dof)
-    placed = spec.vertices - surface  # the lift prepare applied (a pure translation)
     closed = closed_volume(surface, welded.faces) > 0 and cfg.material != "cloth"
+    proxy = None
+    sim_v, sim_f = surface, welded.faces
+    if len(surface) > cfg.max_vertices:
+        proxy = make_proxy(surface, welded.faces, cfg.max_vertices)
+        sim_v, sim_f = proxy.vertices, proxy.faces
+        closed = closed and closed_volume(sim_v, sim_f) > 0
+    spec = prepare(sim_v, sim_f, cfg.material, mat, cond, dof=cfg.dof)
+    lift = spec.vertices[0] - sim_v[0]  # prepare only translates the surface
     result = run(spec, seconds=cfg.seconds, fps=cfg.fps, closed=closed, progress=progress)
+    frames = result.frames - lift
+    if proxy is not None:
+        frames = proxy.carry(frames, surface)
     warnings = list(asset.warnings)
     if result.rejected:
         warnings.append(f"the simulation became unstable ({result.rejected}) at "
                         f"{result.times[-1]:.2f} s; wrote the frames before it")
     if ENGINE_WARNINGS:
         warnings.append(f"the engine warned: {ENGINE_WARNINGS[0]}")
-    welded_frames = (result.frames - placed[None]) / frame.size_m
+    welded_frames = frames / frame.size_m
     file_frames = frame.from_canonical(welded_frames)[:, welded.index]
     out = export_motion(asset, [file_frames], cfg.output, fps=cfg.fps, options=cfg.export)
     sim_s = max(result.times[-1], 1e-9)
     return SimulateReport(
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),
-        welded_vertices=len(welded.vertices), dofs=result.stats["nv"], mass_kg=spec.mass,
+        welded_vertices=len(welded.vertices), simulated_vertices=len(sim_v),
+        dofs=result.stats["nv"], mass_kg=spec.mass,
         size_m=frame.size_m, sim_wall_s=result.stats["wall_s"],
         sim_s_per_s=result.stats["wall_s"] / sim_s, rejected=result.rejected,
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
@@ -111,7 +124,8 @@ def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
     size = f"{rep.export['format']}, {rep.export['bytes'] / 1e6:.2f} MB"
     return [("output", f"{rep.output} ({size})"),
             ("frames", f"{rep.frames} at {rep.fps:g} fps"),
-            ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded)"),
+            ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded, "
+                         f"{rep.simulated_vertices:,} simulated)"),
             ("size, mass", f"{rep.size_m:.3g} m, {rep.mass_kg:.3g} kg"),
             ("engine dofs", f"{rep.dofs:,}"),
             ("engine time", f"{rep.sim_wall_s:.2f} s ({rep.sim_s_per_s:.2f} s per simulated s)"),

@@ -31,7 +31,7 @@ def generate_cmd(
     workers: Annotated[int, typer.Option(help="Parallel processes.")] = 1,
     shard: Annotated[str, typer.Option(help="i/n: make only jobs with index % n == i.")
                      ] = "0/1",
-    seconds: Annotated[float, typer.Option(help="Length of each sequence, seconds.")] = 2.5,
+    seconds: Annotated[float, typer.Option(help="Length of each sequence, seconds.")] = 2.0,
     fps: Annotated[float, typer.Option(help="Frames per second.")] = 30.0,
     json_out: Annotated[bool, typer.Option("--json", help="Print the header as JSON.")
                         ] = False,

@@ -41,6 +41,8 @@ def simulate(
     push: Annotated[list[str] | None, Opt(help="REGION:X,Y,Z[@T] velocity kick, m/s at T s.")
                     ] = None,
     dof: Annotated[str | None, Opt(help="Soft bodies: trilinear, quadratic or tet.")] = None,
+    max_vertices: Annotated[int, Opt(help="Denser meshes are simulated on a proxy this size.")
+                            ] = 3000,
     encoding: Annotated[str, Opt(help="glTF encoding: compact or exact.")] = "compact",
     fmt: Annotated[str | None, Opt("--format", help="glb, gltf, obj, ply, mp4 or gif.")] = None,
     renderer: Annotated[str, Opt(help="Video renderer: auto, gl or numpy.")] = "auto",
@@ -60,7 +62,7 @@ def simulate(
     cfg = SimulateConfig(input=file, output=output, seconds=seconds, fps=fps,
                          material=material, young=young, poisson=poisson, density=density,
                          damping=damping, thickness=thickness, size=size, up=up, drop=drop,
-                         conditions=cond, dof=dof,
+                         conditions=cond, dof=dof, max_vertices=max_vertices,
                          export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
     with progress_bar("simulating") as update:
         report = run_simulate(cfg, progress=lambda f: update(round(1000 * f), 1000))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +37,18 @@ def _mujoco():
     return mujoco
 
 
+@contextlib.contextmanager
+def engine_errors() -> Iterator[None]:
+    """MuJoCo's fatal errors (out of memory, bad model) as one-line user errors."""
+    import mujoco
+
+    try:
+        yield
+    except mujoco.FatalError as e:
+        raise UsageError(f"the physics engine failed: {' '.join(str(e).split())[:300]}; "
+                         "simulate fewer vertices (--max-vertices)") from e
+
+
 @dataclass
 class SimResult:
     """Surface trajectories of one run (metres, +Y up) and what the run measured."""
@@ -63,10 +76,12 @@ class Simulation:
                              ) from e
         self.model.opt.enableflags |= mj.mjtEnableBit.mjENBL_ENERGY
         self.data = mj.MjData(self.model)
-        mj.mj_forward(self.model, self.data)
+        with engine_errors():
+            mj.mj_forward(self.model, self.data)
         self.n = len(spec.vertices)
         self.jac = self._vertex_jacobian()  # (3N, nv): vertex velocity = jac @ qvel
         self.vertex_mass = spec.mass / self.n
+        self._spread: sp.csr_matrix | None = None
 
     def vertices(self) -> np.ndarray:
         """(N, 3) current surface positions, +Y up (tet scenes drop their centre point)."""
@@ -152,10 +167,12 @@ class Simulation:
         else:  # a two-sided sheet is pushed along its normal either way
             press = vn * np.abs(vn)
         f_tri = 0.5 * AIR_DENSITY * DRAG * press * (0.5 * area2) * normal  # (F, 3)
-        f = np.zeros((self.n, 3))
-        for k in range(3):
-            np.add.at(f, faces[:, k], f_tri / 3.0)
-        return self.jac.T @ f.reshape(-1)
+        if self._spread is None or self._spread.shape[1] != len(faces):
+            rows = faces.reshape(-1)
+            cols = np.repeat(np.arange(len(faces)), 3)
+            self._spread = sp.csr_matrix((np.full(len(rows), 1 / 3), (rows, cols)),
+                                         shape=(self.n, len(faces)))  # triangle -> corners
+        return self.jac.T @ (self._spread @ f_tri).reshape(-1)
 
 
 def _check_frame(rest_extent: float, rest_volume: float | None, x: np.ndarray,
@@ -210,7 +227,8 @@ def run(spec: SceneSpec, *, seconds: float, fps: float = 30.0, closed: bool = Fa
                 gust = 1.0 + cond.gust * math.sin(2 * math.pi * 0.7 * t)
                 d.qfrc_applied[:] = sim.wind_force(wind * gust, faces, closed)
                 w_total += float(d.qfrc_applied @ d.qvel) * spec.timestep
-            mj.mj_step(m, d)
+            with engine_errors():
+                mj.mj_step(m, d)
             step += 1
         frames[f], kin[f], pot[f], work[f] = sim.vertices(), d.energy[1], d.energy[0], w_total
         rejected = _check_frame(rest_extent, rest_volume, frames[f], faces, cond.ground)

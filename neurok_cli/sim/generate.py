@@ -20,8 +20,11 @@ import numpy as np
 from ..data.format import SPLITS, Header, Sequence, save_sequence, split_dir, write_header
 from ..errors import UsageError
 from .conditions import CATEGORIES
+from .engine import run
 from .sampling import sample_conditions, sample_dof, sample_material
-from .shapes import CATEGORY_FAMILIES, make_shape
+from .scene import build_xml
+from .setup import prepare
+from .shapes import CATEGORY_FAMILIES, make_shape, shape_from_mesh
 
 # shape families kept out of training: the test split measures generalization to new shapes
 TEST_FAMILIES = {"soft": ("torus", "mushroom"), "cloth": ("disc",), "beam": ("rod",)}
@@ -39,7 +42,7 @@ class GenerateConfig:
     shapes: Path | None = None  # extra closed meshes (soft bodies, train split)
     workers: int = 1
     shard: tuple[int, int] = (0, 1)  # (i, n): this run makes jobs with index % n == i
-    seconds: float = 2.5
+    seconds: float = 2.0
     fps: float = 30.0
 
 
@@ -89,8 +92,6 @@ def plan(cfg: GenerateConfig) -> list[Job]:
 
 
 def _shape(job: Job, rng: np.random.Generator, shapes_dir: Path | None):
-    from .shapes import shape_from_mesh
-
     if job.family.startswith("user:"):
         from ..io.mesh import load_mesh
 
@@ -104,9 +105,6 @@ def _shape(job: Job, rng: np.random.Generator, shapes_dir: Path | None):
 def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
     """Simulate one job and save it; returns (name, rejection reason or None, seconds)."""
     from .. import __version__
-    from .engine import run
-    from .scene import build_xml
-    from .setup import prepare
 
     t0 = time.perf_counter()
     rng = np.random.default_rng([*job.seed, 1])

@@ -21,7 +21,7 @@ from .conditions import CATEGORIES, Conditions, SimMaterial
 _TO_MJ = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])
 DOFS = ("full", "trilinear", "quadratic", "tet")
 # fixed time step per category, chosen so 30 fps is a whole number of steps (s)
-TIMESTEPS = {"cloth": 1 / 180, "soft": 1 / 480, "beam": 1 / 960}
+TIMESTEPS = {"cloth": 1 / 180, "soft": 1 / 480, "beam": 1 / 480}
 
 
 def to_mj(x: np.ndarray) -> np.ndarray:
@@ -102,6 +102,12 @@ def _flex_xml(spec: SceneSpec) -> str:
         f'</flexcomp>')
 
 
+def _memory_mb(spec: SceneSpec) -> int:
+    """Engine arena: the flex solver needs about 4 KB per vertex dof (measured); keep 2x."""
+    dofs = 3 * len(spec.vertices) if spec.dof in ("full", "tet") else 1000
+    return int(max(256, 8 * dofs // 1024))
+
+
 def build_xml(spec: SceneSpec) -> str:
     """The MJCF model of ``spec``: options, ground and the flexcomp."""
     spec.check()
@@ -114,7 +120,7 @@ def build_xml(spec: SceneSpec) -> str:
         '<mujoco model="neurok">\n'
         f'<option timestep="{spec.timestep:.9g}" integrator="{spec.integrator}" solver="CG" '
         f'gravity="{_nums(g)}"/>\n'
-        '<size memory="256M"/>\n'
+        f'<size memory="{_memory_mb(spec)}M"/>\n'
         f'<worldbody>\n{ground}\n{_flex_xml(spec)}\n</worldbody>\n</mujoco>\n')
 
 

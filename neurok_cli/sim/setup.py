@@ -15,7 +15,7 @@ def auto_cells(extent: np.ndarray, category: str, dof: str) -> tuple[int, int, i
     """Interpolation cells per axis: more along long axes (beams: along x)."""
     if category == "beam":
         aspect = extent[0] / max(min(extent[1], extent[2]), 1e-9)
-        return int(np.clip(round(aspect / 3.0), 3, 6)), 1, 1
+        return int(np.clip(round(aspect / 4.0), 3, 5)), 1, 1
     per = np.clip(np.round(extent / max(extent.min(), 0.15 * extent.max())), 1,
                   3 if dof == "trilinear" else 2)
     return int(per[0]), int(per[1]), int(per[2])

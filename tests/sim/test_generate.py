@@ -70,7 +70,7 @@ def test_rejected_runs_are_counted_and_not_retried(tmp_path, monkeypatch):
                                 times=np.arange(2.0), kinetic=np.zeros(2),
                                 potential=np.zeros(2), work=np.zeros(2), rejected="nan")
 
-    monkeypatch.setattr(engine, "run", unstable)
+    monkeypatch.setattr("neurok_cli.sim.generate.run", unstable)
     out = tmp_path / "r"
     header = generate(_cfg(out, count=3))
     assert header.rejected == {"nan": 3}
