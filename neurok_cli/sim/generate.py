@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.format import SPLITS, Header, Sequence, save_sequence, split_dir, write_header
-from ..errors import UsageError
+from ..errors import NeurokError, UsageError
 from .conditions import CATEGORIES
 from .engine import run
 from .sampling import sample_conditions, sample_dof, sample_material
@@ -113,7 +113,11 @@ def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
     material = sample_material(job.category, rng, shape.vertices)
     cond = sample_conditions(job.category, rng, size, job.family)
     dof = sample_dof(job.category, rng, job.family)
-    spec = prepare(shape.vertices, shape.faces, job.category, material, cond, dof=dof)
+    try:
+        spec = prepare(shape.vertices, shape.faces, job.category, material, cond, dof=dof)
+    except NeurokError as e:  # e.g. a pin region that misses this shape: count, go on
+        _record_rejection(cfg.out, job, "setup", str(e))
+        return job.name, "setup", time.perf_counter() - t0
     closed = shape.kind != "sheet"
     result = run(spec, seconds=cfg.seconds, fps=cfg.fps, closed=closed)
     if result.rejected:
@@ -134,10 +138,11 @@ def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
     return job.name, None, time.perf_counter() - t0
 
 
-def _record_rejection(out: Path, job: Job, reason: str) -> None:
+def _record_rejection(out: Path, job: Job, reason: str, detail: str = "") -> None:
     folder = out / "rejected"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{job.name}.json").write_text(json.dumps({"job": asdict(job), "reason": reason}))
+    (folder / f"{job.name}.json").write_text(json.dumps({"job": asdict(job), "reason": reason,
+                                                         "detail": detail}))
 
 
 def _done(out: Path, job: Job) -> bool:

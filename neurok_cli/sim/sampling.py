@@ -81,6 +81,9 @@ def sample_conditions(category: str, rng: np.random.Generator, size: float, fami
         if family == "flag":
             c.pins = ["x<0.02"] if rng.random() < 0.5 else ["x<0.02 & y>0.98",
                                                             "x<0.02 & y<0.02"]
+        elif family == "disc":  # round: no corners to hold
+            if rng.random() < 0.6:
+                c.pins = [str(rng.choice(["x<0.03", "x>0.45 & x<0.55 & z>0.45 & z<0.55"]))]
         elif rng.random() < 0.6:
             c.pins = [str(rng.choice(["x<0.02 & z<0.02", "x<0.02", "z<0.02",
                                       "x<0.02 & z<0.02|x>0.98 & z<0.02"]))]
