@@ -49,6 +49,18 @@ def warn(messages: list[str]) -> None:
         err.print(f"[yellow]warning:[/] {m}", soft_wrap=True)
 
 
+def print_rows(rows: list[tuple[str, str]]) -> None:
+    """A two-column (label, value) table on stdout."""
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for label, value in rows:
+        table.add_row(label, value)
+    out.print(table)
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from ._common import guarded, out, print_json, warn
+from ._common import guarded, print_json, print_rows, warn
 
 
 @guarded
@@ -27,10 +26,5 @@ def info(
     if json_out:
         print_json(data)
         return
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column()
-    for label, value in summary_rows(data):
-        table.add_row(label, value)
-    out.print(table)
+    print_rows(summary_rows(data))
     warn(data["warnings"])

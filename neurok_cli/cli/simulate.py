@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from ._common import guarded, out, print_json, progress_bar, warn
+from ._common import guarded, print_json, print_rows, progress_bar, warn
 
 Opt = typer.Option
 
@@ -70,9 +69,4 @@ def simulate(
         print_json(report.__dict__)
         return
     warn(report.warnings)
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column()
-    for label, value in report_rows(report):
-        table.add_row(label, value)
-    out.print(table)
+    print_rows(report_rows(report))
