@@ -39,7 +39,7 @@ class SimulateConfig:
     drop: float | None = None  # start height over the ground, fraction of the size
     conditions: Conditions = field(default_factory=Conditions)
     dof: str | None = None  # soft bodies: "trilinear", "quadratic" or "tet"
-    max_vertices: int = 3000  # denser surfaces are simulated on a clustered proxy
+    max_vertices: int = 3000  # denser cloth/tet surfaces are simulated on a proxy (5x: cells)
     export: ExportOptions = field(default_factory=ExportOptions)
 
 
@@ -89,8 +89,12 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     closed = closed_volume(surface, welded.faces) > 0 and cfg.material != "cloth"
     proxy = None
     sim_v, sim_f = surface, welded.faces
-    if len(surface) > cfg.max_vertices:
-        proxy = make_proxy(surface, welded.faces, cfg.max_vertices)
+    # a vertex costs three dofs in cloth and tet flexes, but only collision work when it is
+    # embedded in cells (soft trilinear/quadratic, beams): those take 5x more before a proxy
+    per_vertex_dofs = cfg.material == "cloth" or cfg.dof == "tet"
+    limit = cfg.max_vertices if per_vertex_dofs else 5 * cfg.max_vertices
+    if len(surface) > limit:
+        proxy = make_proxy(surface, welded.faces, limit)
         sim_v, sim_f = proxy.vertices, proxy.faces
         closed = closed and closed_volume(sim_v, sim_f) > 0
     spec = prepare(sim_v, sim_f, cfg.material, mat, cond, dof=cfg.dof)

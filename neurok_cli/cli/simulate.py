@@ -40,8 +40,9 @@ def simulate(
     push: Annotated[list[str] | None, Opt(help="REGION:X,Y,Z[@T] velocity kick, m/s at T s.")
                     ] = None,
     dof: Annotated[str | None, Opt(help="Soft bodies: trilinear, quadratic or tet.")] = None,
-    max_vertices: Annotated[int, Opt(help="Denser meshes are simulated on a proxy this size.")
-                            ] = 3000,
+    max_vertices: Annotated[int, Opt(
+        help="Denser cloth/tet meshes are simulated on a proxy this size (5x for cells).")
+    ] = 3000,
     encoding: Annotated[str, Opt(help="glTF encoding: compact or exact.")] = "compact",
     fmt: Annotated[str | None, Opt("--format", help="glb, gltf, obj, ply, mp4 or gif.")] = None,
     renderer: Annotated[str, Opt(help="Video renderer: auto, gl or numpy.")] = "auto",
