@@ -9,6 +9,7 @@ from .dataset import dataset_app
 from .info import info
 from .preview import preview
 from .simulate import simulate
+from .train import train
 
 app = typer.Typer(
     name="neurok",
@@ -19,6 +20,7 @@ app = typer.Typer(
 app.command()(info)
 app.command()(preview)
 app.command()(simulate)
+app.command()(train)
 app.add_typer(dataset_app, name="dataset")
 
 

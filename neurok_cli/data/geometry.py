@@ -1,0 +1,87 @@
+"""Small surface geometry in NumPy: areas, normals, area-weighted sampling, rigid alignment.
+
+Shared by the training sampler and the evaluation metrics so both draw points the same way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def face_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """Triangle areas ``(F,)`` of a mesh ``vertices (N, 3)``, ``faces (F, 3)`` (units²)."""
+    v = np.asarray(vertices, np.float64)
+    tri = v[np.asarray(faces)]  # (F, 3, 3)
+    return 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+
+
+def face_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """Unit triangle normals ``(F, 3)`` (right-handed winding); degenerate faces get (0, 1, 0)."""
+    v = np.asarray(vertices, np.float64)
+    tri = v[np.asarray(faces)]
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    length = np.linalg.norm(n, axis=1, keepdims=True)
+    up = np.broadcast_to(np.array([0.0, 1.0, 0.0]), n.shape)
+    return np.where(length > 1e-20, n / np.maximum(length, 1e-300), up)
+
+
+def sample_surface(vertices: np.ndarray, faces: np.ndarray, n: int,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` points uniformly distributed over a triangle mesh's area.
+
+    Args:
+        vertices: ``(N, 3)`` positions.
+        faces: ``(F, 3)`` vertex indices.
+        n: number of samples.
+        rng: the only source of randomness.
+
+    Returns:
+        ``points (n, 3)`` float64, ``face_idx (n,)`` int64 and ``bary (n, 3)`` float64
+        barycentric weights (non-negative, rows sum to 1), so that
+        ``points == barycentric_points(vertices, faces, face_idx, bary)``. A mesh whose faces
+        all have zero area is sampled uniformly over its faces.
+    """
+    areas = face_areas(vertices, faces)
+    total = areas.sum()
+    p = areas / total if total > 0 else None
+    face_idx = rng.choice(len(faces), size=n, p=p)
+    r1, r2 = rng.random(n), rng.random(n)
+    s = np.sqrt(r1)  # the square root makes the density uniform over the triangle
+    bary = np.stack([1.0 - s, s * (1.0 - r2), s * r2], axis=1)
+    return barycentric_points(vertices, faces, face_idx, bary), face_idx.astype(np.int64), bary
+
+
+def barycentric_points(vertices: np.ndarray, faces: np.ndarray, face_idx: np.ndarray,
+                       bary: np.ndarray) -> np.ndarray:
+    """Points ``(..., n, 3)`` at barycentric ``bary (n, 3)`` of faces ``face_idx (n,)``.
+
+    ``vertices`` may be one mesh ``(N, 3)`` or a stack of poses ``(T, N, 3)`` of the same mesh.
+    """
+    corners = np.asarray(vertices, np.float64)[..., np.asarray(faces)[face_idx], :]  # (..,n,3,3)
+    return np.einsum("...nkc,nk->...nc", corners, bary)
+
+
+def kabsch(source: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rigid motion that best maps ``source`` onto ``target`` (least squares, no scaling).
+
+    Args:
+        source, target: ``(N, 3)`` corresponding points.
+
+    Returns:
+        ``rotation (3, 3)`` (a proper rotation, det +1) and ``translation (3,)`` minimising
+        ``sum ||rotation @ source_i + translation - target_i||²``.
+    """
+    src = np.asarray(source, np.float64)
+    dst = np.asarray(target, np.float64)
+    cs, cd = src.mean(axis=0), dst.mean(axis=0)
+    h = (src - cs).T @ (dst - cd)  # (3, 3) cross-covariance
+    u, _, vt = np.linalg.svd(h)
+    d = np.sign(np.linalg.det(vt.T @ u.T)) or 1.0  # no reflections
+    rotation = vt.T @ np.diag([1.0, 1.0, d]) @ u.T
+    return rotation, cd - rotation @ cs
+
+
+def bbox_diagonal(points: np.ndarray) -> float:
+    """Length of the axis-aligned bounding-box diagonal of ``points (N, 3)``."""
+    p = np.asarray(points, np.float64).reshape(-1, 3)
+    return float(np.linalg.norm(p.max(axis=0) - p.min(axis=0)))

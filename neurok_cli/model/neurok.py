@@ -1,0 +1,234 @@
+"""NeurokModel: the conditional VAE of the paper (kinematic prior, deformation encoder,
+deformation decoder) and what is built on it: loss, reconstruction, sampling, latent fitting
+and decoder Jacobians.
+
+Everything is in the object's canonical frame (centred on its bounding box, largest extent 1,
++Y up); displacements δ are target minus rest positions in that frame.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+
+import torch
+from torch import Tensor, nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from ..errors import UsageError
+from .config import ModelConfig
+from .decoder import Decoder
+from .encoder import PosteriorEncoder, Prior, PriorEncoder
+from .layers import init_weights
+
+BATCH_KEYS = ("points", "normals", "delta_points", "query", "delta_query")
+
+
+def kl_divergence(mu_q: Tensor, logvar_q: Tensor, mu_p: Tensor) -> Tensor:
+    """KL(N(mu_q, diag(exp(logvar_q))) || N(mu_p, I)) in nats, (B, k) each -> (B,)."""
+    return 0.5 * (logvar_q.exp() + (mu_q - mu_p) ** 2 - 1.0 - logvar_q).sum(dim=-1)
+
+
+class NeurokModel(nn.Module):
+    """Transformer conditional VAE over an object's deformed states (see DESIGN.md §2)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.prior_encoder = PriorEncoder(cfg)
+        self.posterior_encoder = PosteriorEncoder(cfg)
+        self.decoder = Decoder(cfg)
+        self.apply(init_weights)
+        for module in self.modules():  # adaLN-Zero etc.: redo what init_weights overwrote
+            if hasattr(module, "finish_init"):
+                module.finish_init()
+
+    def num_parameters(self) -> int:
+        """Number of parameters (float32 bytes = 4x this)."""
+        return sum(p.numel() for p in self.parameters())
+
+    # --- the three networks -------------------------------------------------------------
+
+    def encode_prior(self, points: Tensor, normals: Tensor) -> Prior:
+        """E_prior: surface samples of M0 -> instance prior.
+
+        points, normals (B, P, 3) -> Prior(tokens (B, L, D), mu (B, k)); p(z | M0) = N(mu, I).
+        """
+        return self.prior_encoder(points, normals)
+
+    def encode_posterior(self, points: Tensor, normals: Tensor, delta: Tensor,
+                         prior: Prior) -> tuple[Tensor, Tensor]:
+        """E_post: displacement δ (B, P, 3) at the surface samples points, normals (B, P, 3)
+        -> (mu_q, logvar_q), each (B, k): q(z | δ, M0) = N(mu_q, diag(exp(logvar_q)))."""
+        return self.posterior_encoder(points, normals, delta, prior)
+
+    def field(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
+        """The raw decoder F(z, M0) (canonical units), without the rest-shape offset.
+
+        z (B, k) or (B, Q, k) one latent per query point, query (B, Q, 3) -> (B, Q, 3).
+        """
+        return self.decoder(z, prior.tokens, query) * self.cfg.delta_scale
+
+    def decode(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
+        """Displacement at query points: F(z) - F(prior.mu), so decode(prior.mu) == 0 exactly.
+
+        z (B, k), query (B, Q, 3) -> delta_hat (B, Q, 3). For n samples per object, pass
+        ``z.reshape(n * B, k)`` with ``prior.repeat(n)`` and ``query.repeat(n, 1, 1)``.
+        """
+        B = prior.batch_size
+        if z.dim() != 2 or z.shape[0] != B or query.shape[0] != B:
+            raise UsageError(f"decode: z must be ({B}, k) and query ({B}, Q, 3) for a prior of "
+                             f"{B} objects, got {tuple(z.shape)} and {tuple(query.shape)}")
+        both = Prior(prior.tokens.repeat(2, 1, 1), prior.mu.repeat(2, 1))
+        out = self.field(torch.cat([z, prior.mu.to(z.dtype)]), both, query.repeat(2, 1, 1))
+        delta = out[:B] - out[B:]  # (B, Q, 3)
+        # Rows with z == mu are 0 in exact arithmetic: remove any rounding, keep the gradient.
+        same = (z == prior.mu).all(dim=-1)[:, None, None]
+        return torch.where(same, delta - delta.detach(), delta)
+
+    def jacobian(self, z: Tensor, prior: Prior, query: Tensor, *,
+                 create_graph: bool = False) -> Tensor:
+        """d decode / d z at z (B, k) for query points (B, Q, 3) -> J (B, Q, 3, k).
+
+        Queries do not interact in the decoder, so giving each point its own copy of z yields
+        every point's Jacobian from 3 backward passes (one per axis), whatever Q is.
+        ``create_graph`` keeps J differentiable (for derivatives of the metric J^T M J).
+        """
+        B, Q = query.shape[:2]
+        # the fused attention kernels have no double backward; the math one has
+        kernels = sdpa_kernel([SDPBackend.MATH]) if create_graph else contextlib.nullcontext()
+        with torch.enable_grad(), kernels:
+            zq = z[:, None, :].expand(B, Q, z.shape[-1])  # (B, Q, k)
+            if not (create_graph and zq.requires_grad):
+                zq = zq.detach().clone().requires_grad_(True)
+                prior = prior if create_graph else prior.detach()
+            out = self.field(zq, prior, query)  # (B, Q, 3)
+            rows = [torch.autograd.grad(out[..., c].sum(), zq, retain_graph=c < 2 or create_graph,
+                                        create_graph=create_graph)[0] for c in range(3)]
+        return torch.stack(rows, dim=2)  # (B, Q, 3, k)
+
+    # --- training ------------------------------------------------------------------------
+
+    def loss(self, batch: Mapping[str, Tensor]) -> tuple[Tensor, dict[str, float]]:
+        """Training objective of one batch of B objects.
+
+        batch: points, normals, delta_points (B, P, 3); query, delta_query (B, Q, 3); optional
+        weight (B,). Per object, with s = cfg.delta_scale and e = decode(z_q) - delta_query,
+
+            loss_b = ( sum(e^2) / s^2 + kl_weight * KL(q || N(mu_prior, I)) ) / (3 Q)
+
+        i.e. the paper's ||δ - δ̂||^2 + λ KL on displacements in units of s, divided by the
+        number of coordinates so that the value is O(1) whatever Q. z_q is a reparameterised
+        posterior sample in training mode and the posterior mean in eval mode. Returns the
+        (weighted) mean over objects and stats: loss, recon (MSE per coordinate, canonical
+        units^2), kl (nats per object), rmse (sqrt of recon).
+        """
+        self._check_batch(batch)
+        query, target = batch["query"], batch["delta_query"]
+        prior = self.encode_prior(batch["points"], batch["normals"])
+        mu_q, logvar_q = self.encode_posterior(batch["points"], batch["normals"],
+                                               batch["delta_points"], prior)
+        z = mu_q
+        if self.training:
+            z = mu_q + torch.randn_like(mu_q) * (0.5 * logvar_q).exp()
+        err = self.decode(z, prior, query) - target  # (B, Q, 3)
+        recon = err.pow(2).mean(dim=(1, 2))  # (B,)
+        kl = kl_divergence(mu_q, logvar_q, prior.mu)  # (B,)
+        per_object = recon / self.cfg.delta_scale**2 + self.cfg.kl_weight * kl / err[0].numel()
+        weight = batch.get("weight")
+        if weight is None:
+            weight = torch.ones_like(recon)
+        weight = weight.to(recon.dtype) / weight.sum().clamp_min(1e-12)
+        total = (weight * per_object).sum()
+        with torch.no_grad():
+            recon_mean = float((weight * recon).sum())
+            stats = {"loss": float(total), "recon": recon_mean,
+                     "kl": float((weight * kl).sum()), "rmse": recon_mean**0.5}
+        return total, stats
+
+    def _check_batch(self, batch: Mapping[str, Tensor]) -> None:
+        missing = [key for key in BATCH_KEYS if key not in batch]
+        if missing:
+            raise UsageError(f"model batch lacks {', '.join(missing)}; it needs "
+                             f"{', '.join(BATCH_KEYS)} (and optionally weight)")
+        B, P = batch["points"].shape[:2]
+        Q = batch["query"].shape[1]
+        want = {"points": (B, P, 3), "normals": (B, P, 3), "delta_points": (B, P, 3),
+                "query": (B, Q, 3), "delta_query": (B, Q, 3)}
+        for key, shape in want.items():
+            if tuple(batch[key].shape) != shape:
+                raise UsageError(f"model batch: {key} has shape {tuple(batch[key].shape)}, "
+                                 f"expected {shape}")
+        if "weight" in batch and tuple(batch["weight"].shape) != (B,):
+            raise UsageError(f"model batch: weight must be ({B},), got "
+                             f"{tuple(batch['weight'].shape)}")
+
+    # --- using a trained model -----------------------------------------------------------
+
+    def reconstruct(self, batch: Mapping[str, Tensor]) -> Tensor:
+        """Posterior mean -> decode, no sampling: batch as in :meth:`loss` -> (B, Q, 3)."""
+        prior = self.encode_prior(batch["points"], batch["normals"])
+        mu_q, _ = self.encode_posterior(batch["points"], batch["normals"],
+                                        batch["delta_points"], prior)
+        return self.decode(mu_q, prior, batch["query"])
+
+    def sample(self, prior: Prior, n: int, generator: torch.Generator | None = None) -> Tensor:
+        """n draws from each object's prior N(mu, I) -> z (n, B, k).
+
+        The noise is drawn on the generator's device (CPU by default) and moved to mu's, so a
+        seeded CPU generator gives the same z on every device. To decode all at once, see
+        :meth:`decode` (``z.reshape(n * B, k)`` pairs with ``prior.repeat(n)``).
+        """
+        if n < 1:
+            raise UsageError(f"sample: n must be >= 1, got {n}")
+        mu = prior.mu.detach()
+        device = generator.device if generator is not None else mu.device
+        eps = torch.randn((n, *mu.shape), generator=generator, device=device, dtype=mu.dtype)
+        return mu[None] + eps.to(mu.device)
+
+    def fit_latent(self, prior: Prior, query: Tensor, target_delta: Tensor, steps: int = 200,
+                   lr: float = 0.05, *, points: Tensor | None = None,
+                   normals: Tensor | None = None, delta: Tensor | None = None,
+                   prior_weight: float = 0.0) -> Tensor:
+        """Inverse kinematics: the z (B, k) whose decode at query (B, Q, 3) best matches
+        target_delta (B, Q, 3), by Adam on z alone (eval mode, parameters untouched).
+
+        Starts from the posterior mean when points, normals, delta (B, P, 3) are given, else
+        from prior.mu. Per object it minimises mean(e^2)/s^2 + prior_weight * |z - mu|^2 /
+        (2 * 3Q) (prior_weight = cfg.kl_weight is the MAP estimate under the training loss)
+        and returns the best z seen.
+        """
+        given = [x is not None for x in (points, normals, delta)]
+        if any(given) and not all(given):
+            raise UsageError("fit_latent: give all of points, normals and delta, or none")
+        was_training = self.training
+        self.eval()
+        try:
+            return self._fit(prior.detach(), query, target_delta, steps, lr, points, normals,
+                             delta, prior_weight)
+        finally:
+            self.train(was_training)
+
+    def _fit(self, prior: Prior, query: Tensor, target: Tensor, steps: int, lr: float,
+             points: Tensor | None, normals: Tensor | None, delta: Tensor | None,
+             prior_weight: float) -> Tensor:
+        with torch.no_grad():
+            start = prior.mu if points is None else self.encode_posterior(
+                points, normals, delta, prior)[0]
+        z = start.detach().clone().requires_grad_(True)  # (B, k)
+        best, best_err = z.detach().clone(), torch.full_like(z[:, 0], float("inf"))
+        opt = torch.optim.Adam([z], lr=lr)
+        scale = self.cfg.delta_scale**2
+        with torch.enable_grad():
+            for step in range(steps + 1):
+                err = (self.decode(z, prior, query) - target).pow(2).mean(dim=(1, 2)) / scale
+                err = err + prior_weight * (z - prior.mu).pow(2).sum(-1) / (6 * query.shape[1])
+                better = err.detach() < best_err  # (B,)
+                best = torch.where(better[:, None], z.detach(), best)
+                best_err = torch.where(better, err.detach(), best_err)
+                if step == steps:
+                    break
+                # autograd.grad, not backward: the parameters' .grad stay untouched
+                (z.grad,) = torch.autograd.grad(err.sum(), [z])
+                opt.step()
+        return best
