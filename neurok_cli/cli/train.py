@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -96,7 +95,12 @@ def train(
              "workers": workers, "seed": seed}
     cfg = _build_config(out_dir, config, resume, given)
     main = os.environ.get("RANK", "0") == "0"  # under torchrun only rank 0 reports
-    command = shlex.join(["neurok", *sys.argv[1:]])
+    # the command as the options say it (sys.argv is the caller's, e.g. pytest's, not ours)
+    words = ["neurok", "train", "--out", str(out_dir)]
+    words += [w for k, v in given.items() if v is not None
+              for w in (f"--{k.replace('_', '-')}", str(v))]
+    words += (["--config", str(config)] if config else []) + (["--resume"] if resume else [])
+    command = shlex.join(words)
     if not main:
         run_training(cfg, command=command)
         return
