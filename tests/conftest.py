@@ -70,6 +70,18 @@ def wobble(vertices: np.ndarray, frames: int = 12, amplitude: float = 0.05) -> n
     return v[None] + amplitude * ext * np.sin(2 * np.pi * t + rel[None, :, :1]) * shape[None]
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Tests run tiny models: one torch thread is faster than two fighting over a busy CPU,
+    and keeps results independent of the machine's core count."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture
 def assets_dir() -> Path:
     if not ASSETS.is_dir():

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import math
 
-import pytest
 import torch
 
 from neurok_cli.model import NeurokModel, model_config
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run fastest (and steadiest on a busy machine) on one CPU thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def tiny_model(device: str = "cpu", dtype: torch.dtype = torch.float32, seed: int = 0,
