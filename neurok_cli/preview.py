@@ -10,12 +10,10 @@ import numpy as np
 
 from .errors import InputError, UsageError
 from .io.asset import Part
-from .io.mesh import GLTF_SUFFIXES, load_mesh
+from .io.mesh import GLTF_SUFFIXES, Z_UP_TO_Y_UP, load_mesh
 from .io.render import Camera, available_backends, render_frames
 from .io.render_parts import render_parts
 from .io.video import VIDEO_FORMATS, write_video
-
-_Z_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
 
 
 @dataclass
@@ -65,7 +63,7 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
 
         asset, frames = read_frames(path)
         if cfg.up == "z":
-            frames = frames @ _Z_UP.T
+            frames = frames @ Z_UP_TO_Y_UP.T
         offs = asset.offsets
         return asset.parts, [frames[:, a:b] for a, b in zip(offs, offs[1:])], cfg.fps or 30.0, \
             asset.warnings
@@ -84,7 +82,7 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
             scene = read_animated(path, times=times)  # uneven keys: resample evenly
         return scene.parts, scene.positions, fps, asset.warnings
     asset = load_mesh(path, up=cfg.up)
-    v = asset.vertices @ (_Z_UP.T if asset.up == "z" else np.eye(3))
+    v = asset.vertices @ (Z_UP_TO_Y_UP.T if asset.up == "z" else np.eye(3))
     fps = cfg.fps or 30.0
     spin = turntable(v, frames=max(2, round(cfg.turntable_seconds * fps)))
     offs = asset.offsets

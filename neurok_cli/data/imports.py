@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import InputError, OutputError, UsageError
 from ..io.asset import Welded
+from ..io.mesh import Z_UP_TO_Y_UP
 from .format import (
     HEADER,
     SPLITS,
@@ -41,7 +42,6 @@ from .format import (
 DEFAULT_FPS = 30.0
 UP_AXES = ("y", "z")
 # (x, y, z) -> (x, z, -y): a Z-up file turned +Y up (the same rotation as io.mesh uses)
-Z_UP_TO_Y_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
 # a seam whose file vertices drift apart by more than this x rest diagonal is reported
 SEAM_TOLERANCE = 1e-4
 

@@ -14,10 +14,10 @@ import numpy as np
 
 from ..errors import UsageError
 from .asset import Asset
+from .mesh import Z_UP_TO_Y_UP
 
 OUTPUT_FORMATS = ("glb", "gltf", "obj", "ply", "mp4", "gif")
 _BY_SUFFIX = {".glb": "glb", ".gltf": "gltf", ".mp4": "mp4", ".gif": "gif"}
-_Z_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
 
 
 @dataclass
@@ -91,7 +91,7 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
 
     frames = np.concatenate(list(motions))  # several motions play one after another
     if asset.up == "z":
-        frames = frames @ _Z_UP.T
+        frames = frames @ Z_UP_TO_Y_UP.T
     offs = asset.offsets
     positions = [frames[:, a:b].astype(np.float32) for a, b in zip(offs, offs[1:])]
     images = render_frames(render_parts(asset.parts), positions,

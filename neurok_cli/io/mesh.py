@@ -137,7 +137,7 @@ def weld(vertices: np.ndarray, faces: np.ndarray, *, tolerance: float = 1e-7) ->
     return Welded(vertices=vertices[first], faces=wf, index=index)
 
 
-_Z_UP_TO_Y_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])  # (x, y, z) -> (x, z, -y)
+Z_UP_TO_Y_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])  # (x, y, z) -> (x, z, -y)
 
 
 @dataclass
@@ -156,7 +156,7 @@ class CanonicalFrame:
     @property
     def rotation(self) -> np.ndarray:
         """(3, 3) rotation from the file's axes to +Y up."""
-        return _Z_UP_TO_Y_UP if self.up == "z" else np.eye(3)
+        return Z_UP_TO_Y_UP if self.up == "z" else np.eye(3)
 
     def to_canonical(self, x: np.ndarray) -> np.ndarray:
         """(..., 3) file positions -> (..., 3) canonical positions."""

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .conditions import Conditions, SimMaterial, select_region
-from .scene import TIMESTEPS, SceneSpec, to_mj, total_mass
+from .scene import TIMESTEPS, SceneSpec, from_mj, to_mj, total_mass
 
 DEFAULT_BEAM_PIN = "x<0.02"
 
@@ -30,7 +30,7 @@ def node_grid(vertices: np.ndarray, cells: tuple[int, int, int], order: int) -> 
     axes = [np.linspace(lo[a], hi[a], n[a]) for a in range(3)]
     gx, gy, gz = np.meshgrid(*axes, indexing="ij")  # x slowest, z fastest
     mj = np.stack([gx, gy, gz], axis=-1).reshape(-1, 3)
-    return mj @ np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])  # back to +Y up
+    return from_mj(mj)
 
 
 def _pins(vertices: np.ndarray, regions: list[str], nodes: np.ndarray | None) -> np.ndarray:
