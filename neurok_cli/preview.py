@@ -68,19 +68,22 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
         return asset.parts, [frames[:, a:b] for a, b in zip(offs, offs[1:])], cfg.fps or 30.0, \
             asset.warnings
     if path.suffix.lower() in GLTF_SUFFIXES:
-        from .io.gltf_read import read_animated
+        from .io.gltf_anim import key_times, sample_positions
 
-        asset = load_mesh(path)  # checks the file as every loader does
-        scene = read_animated(path, fps=cfg.fps)
-        t = scene.times
-        if len(t) and t[-1] > cfg.max_seconds:
-            raise InputError(f"{path}: animation lasts {t[-1]:.0f} s; preview renders at most "
+        asset = load_mesh(path)  # checks the file as every loader does; parsed once
+        keys = key_times(asset.document)
+        end = float(keys[-1]) if len(keys) else 0.0
+        if end > cfg.max_seconds:
+            raise InputError(f"{path}: animation lasts {end:.0f} s; preview renders at most "
                              f"{cfg.max_seconds:.0f} s")
-        fps = cfg.fps or (1.0 / float(np.median(np.diff(t))) if len(t) > 1 else 30.0)
-        if cfg.fps is None and len(t) > 1 and not np.allclose(np.diff(t), 1.0 / fps, rtol=1e-3):
-            times = np.arange(0.0, float(t[-1]) + 0.5 / fps, 1.0 / fps)
-            scene = read_animated(path, times=times)  # uneven keys: resample evenly
-        return scene.parts, scene.positions, fps, asset.warnings
+        if len(keys) < 2:
+            fps, times = cfg.fps or 30.0, np.zeros(1)
+        else:  # the file's own key rate unless asked; uneven keys are resampled evenly
+            fps = cfg.fps or 1.0 / float(np.median(np.diff(keys)))
+            even = cfg.fps is None and np.allclose(np.diff(keys), 1.0 / fps, rtol=1e-3)
+            times = keys if even else np.arange(0.0, end + 0.5 / fps, 1.0 / fps)
+        return asset.parts, sample_positions(asset.document, asset.parts, times), fps, \
+            asset.warnings
     asset = load_mesh(path, up=cfg.up)
     v = asset.vertices @ (Z_UP_TO_Y_UP.T if asset.up == "z" else np.eye(3))
     fps = cfg.fps or 30.0

@@ -56,6 +56,16 @@ def assert_valid_gltf(*paths: Path) -> None:
         assert report["numErrors"] == 0 and report["numWarnings"] == 0, (report["file"], bad)
 
 
+def assert_one_error_line(result, needle: str) -> None:
+    """A CLI failure as users must see it: exit 1, one ``neurok: error:`` line naming the
+    problem on stderr, no traceback."""
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("neurok: error: "), result.stderr
+    assert needle in lines[0], lines[0]
+    assert "Traceback" not in result.output
+
+
 def wobble(vertices: np.ndarray, frames: int = 12, amplitude: float = 0.05) -> np.ndarray:
     """A smooth synthetic deformation (T, N, 3) of ``vertices``: a bending wave over time.
 

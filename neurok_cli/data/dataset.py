@@ -47,7 +47,6 @@ from .geometry import barycentric_points, face_normals, kabsch, sample_surface
 TRAIN_STREAM = 0  # RNG stream of training batches
 FIXED_STREAM = 1  # RNG stream of fixed (validation) pairs
 PAIR_KEYS = ("points", "normals", "delta_points", "query", "delta_query")
-META_KEYS = ("seq", "category", "frame_a", "frame_b", "scale")
 
 
 @dataclass

@@ -211,7 +211,7 @@ def load_document(path: str | Path) -> GltfDocument:
 def _split_glb(path: Path, data: bytes) -> tuple[dict, bytes | None]:
     if len(data) < 20:
         raise InputError(f"{path}: truncated GLB header")
-    magic, version, length = struct.unpack_from("<III", data, 0)
+    _, version, length = struct.unpack_from("<III", data, 0)  # magic checked by the caller
     if version != 2:
         raise InputError(f"{path}: GLB container version {version} is not supported; only 2 is")
     if length > len(data):

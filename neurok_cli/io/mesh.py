@@ -16,7 +16,6 @@ from ..errors import InputError, UsageError
 from .asset import Asset, Part, Welded
 
 GLTF_SUFFIXES = (".glb", ".gltf")
-UNITLESS_SUFFIXES = (".obj", ".ply", ".stl")
 
 
 def _load_gltf(path: Path) -> tuple[list[Part], list[str], dict]:

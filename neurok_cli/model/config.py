@@ -88,9 +88,15 @@ def model_config(name_or_dict: str | Mapping | ModelConfig, **overrides) -> Mode
         raise UsageError(f"model config: expected a size name or a dict, got "
                          f"{type(name_or_dict).__name__}")
     fields.update(overrides)
-    valid = [f.name for f in dataclasses.fields(ModelConfig)]
-    unknown = sorted(set(fields) - set(valid))
+    return from_fields(ModelConfig, fields, "model config")
+
+
+def from_fields(cls: type, fields: Mapping, what: str):
+    """``cls(**fields)`` for a config dataclass; unknown fields are a
+    :class:`~neurok_cli.errors.UsageError` that lists the valid ones."""
+    valid = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(fields) - set(valid), key=str)
     if unknown:
-        raise UsageError(f"model config: unknown field(s) {', '.join(map(str, unknown))}; valid "
+        raise UsageError(f"{what}: unknown field(s) {', '.join(map(str, unknown))}; valid "
                          f"fields are {', '.join(valid)}")
-    return ModelConfig(**fields)
+    return cls(**fields)

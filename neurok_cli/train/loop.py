@@ -31,6 +31,7 @@ from ..data.format import read_header, sequence_files
 from ..errors import UsageError
 from ..evaluate.metrics import chamfer_l1, rmse
 from ..model import NeurokModel, model_config, resolve_device, save_bundle
+from ..model.config import from_fields
 from . import distributed as dd
 from .checkpoint import (
     PLOT,
@@ -93,12 +94,7 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: dict) -> TrainConfig:
         """A config from JSON fields; unknown fields are a UsageError listing the valid ones."""
-        valid = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(valid))
-        if unknown:
-            raise UsageError(f"train config: unknown field(s) {', '.join(unknown)}; valid "
-                             f"fields are {', '.join(valid)}")
-        return cls(**data)
+        return from_fields(cls, data, "train config")
 
 
 def resume_config(out: str | Path, **overrides) -> TrainConfig:

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
+from tests.conftest import assert_one_error_line
 
 runner = CliRunner()
 
@@ -27,14 +28,6 @@ def _anime(path, frames: int = 4):
     path.write_bytes(struct.pack("<3i", frames, 4, 4) + v0.tobytes() + faces.tobytes()
                      + offsets.tobytes())
     return path
-
-
-def _one_error_line(result, needle: str) -> None:
-    assert result.exit_code == 1, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("neurok: error: "), result.stderr
-    assert needle in lines[0], lines[0]
-    assert "Traceback" not in result.output
 
 
 @pytest.mark.parametrize("cmd", [["dataset"], ["dataset", "import"], ["dataset", "info"]])
@@ -73,7 +66,7 @@ def test_info_fails_on_invalid_files(tmp_path):
     seq = ds / "train" / "hop.npz"
     seq.write_bytes(seq.read_bytes()[:100])
     result = _run("dataset", "info", str(ds))
-    _one_error_line(result, "1 of 1 sequence files are invalid")
+    assert_one_error_line(result, "1 of 1 sequence files are invalid")
     assert "hop.npz" in result.stdout and "Invalid files" in result.stdout
     result = _run("dataset", "info", str(ds), "--json")
     assert result.exit_code == 1 and json.loads(result.stdout)["invalid"][0]["file"] == (
@@ -92,6 +85,6 @@ def test_bad_input_one_line_no_traceback(tmp_path):
         (["info", str(tmp_path)], "not a 4D dataset"),
     ]
     for args, needle in cases:
-        _one_error_line(_run("dataset", *args), needle)
+        assert_one_error_line(_run("dataset", *args), needle)
     assert not (tmp_path / "ds" / "train").exists() or not any((tmp_path / "ds" / "train")
                                                                .iterdir())

@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
+from tests.conftest import assert_one_error_line
 from tests.train.synth import TINY_MODEL, make_dataset
 
 runner = CliRunner()
@@ -28,14 +29,6 @@ def config(tmp_path):
 
 def _run(*args: str):
     return runner.invoke(app, list(map(str, args)))
-
-
-def _one_error_line(result, needle: str) -> None:
-    assert result.exit_code == 1, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("neurok: error: "), result.stderr
-    assert needle in lines[0], lines[0]
-    assert "Traceback" not in result.output
 
 
 def test_help():
@@ -60,21 +53,22 @@ def test_train_table_then_resume_json(dataset, config, tmp_path):
 
 
 def test_errors(dataset, config, tmp_path):
-    _one_error_line(_run("train", "--data", tmp_path / "nope", "--out", tmp_path / "r"),
-                    "no such dataset")
+    assert_one_error_line(_run("train", "--data", tmp_path / "nope", "--out", tmp_path / "r"),
+                          "no such dataset")
     (tmp_path / "empty" / "train").mkdir(parents=True)
-    _one_error_line(_run("train", "--data", tmp_path / "empty", "--out", tmp_path / "r"),
-                    "no sequences")
-    _one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--size", "huge"),
-                    "unknown model size 'huge'; choose one of tiny, small, base")
-    _one_error_line(_run("train", "--out", tmp_path / "r"), "give --data")
-    _one_error_line(_run("train", "--out", tmp_path / "r", "--resume"), "no checkpoint")
-    _one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--config",
+    assert_one_error_line(_run("train", "--data", tmp_path / "empty", "--out", tmp_path / "r"),
+                          "no sequences")
+    assert_one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--size",
+                               "huge"),
+                          "unknown model size 'huge'; choose one of tiny, small, base")
+    assert_one_error_line(_run("train", "--out", tmp_path / "r"), "give --data")
+    assert_one_error_line(_run("train", "--out", tmp_path / "r", "--resume"), "no checkpoint")
+    assert_one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--config",
                          tmp_path / "missing.json"), "no such file")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"stepz": 3}))
-    _one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--config", bad),
-                    "unknown field(s) stepz")
-    _one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--config",
+    assert_one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--config",
+                               bad), "unknown field(s) stepz")
+    assert_one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--config",
                          config, "--device", "tpu"), "unknown device")
     assert not (tmp_path / "r").exists()
