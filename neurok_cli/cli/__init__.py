@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from .. import __version__
+from .animate import animate
 from .dataset import dataset_app
 from .info import info
 from .preview import preview
@@ -17,6 +18,7 @@ app = typer.Typer(
     no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app.command()(animate)
 app.command()(info)
 app.command()(preview)
 app.command()(simulate)

@@ -1,0 +1,258 @@
+"""``neurok animate``: a static asset to a physically plausible animation, through the
+learned latent space (DESIGN.md §1–3).
+
+load -> weld -> physical frame (metres, +Y up, ground at y = 0) -> preset and conditions ->
+latent motion (motion.py: encode, fit, integrate, decode) -> back to the file's frame ->
+export (GLB, frames or video by the output's extension).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError, NeurokError, UsageError
+from .io.export import ExportOptions, export_motion, output_format
+from .io.mesh import canonical_frame, load_mesh
+from .motion import MotionConfig, auto_category, latent_motion
+from .sim.conditions import CATEGORIES, PRESET_MATERIALS, Conditions, Impulse, SimMaterial
+
+PRESETS = ("drop", "wobble", "poke", "sway", "flutter")
+DEFAULT_PRESET = {"soft": "drop", "cloth": "flutter", "beam": "sway"}
+REPO_WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
+DEFAULT_WEIGHTS = "neurok-base"
+
+
+@dataclass
+class Overrides:
+    """What the user set explicitly; None = the preset decides."""
+
+    gravity: tuple[float, float, float] | None = None
+    ground: bool | None = None
+    friction: float | None = None
+    pins: list[str] | None = None
+    velocity: tuple[float, float, float] | None = None
+    spin: tuple[float, float, float] | None = None
+    wind: tuple[float, float, float] | None = None
+    gust: float | None = None
+    pushes: list[Impulse] = field(default_factory=list)
+    drop: float | None = None  # start height over the ground, fraction of the size
+
+
+@dataclass
+class AnimateConfig:
+    input: Path
+    output: Path
+    seconds: float = 4.0
+    fps: float = 30.0
+    material: str = "auto"  # auto, soft, cloth or beam
+    preset: str | None = None  # None = by material
+    stiffness: float = 1.0  # scale on the material's Young's modulus
+    young: float | None = None
+    density: float | None = None
+    damping: float | None = None  # Rayleigh stiffness-proportional damping, seconds
+    size: float | None = None
+    up: str | None = None
+    overrides: Overrides = field(default_factory=Overrides)
+    samples: int = 1
+    seed: int = 0
+    weights: str = DEFAULT_WEIGHTS
+    device: str = "auto"
+    method: str = "rk4"
+    subspace: int = 8
+    export: ExportOptions = field(default_factory=ExportOptions)
+
+
+@dataclass
+class AnimateReport:
+    output: Path
+    category: str
+    preset: str
+    frames: int
+    fps: float
+    samples: int
+    vertices: int
+    welded_vertices: int
+    latent_dims: int
+    reduced_dims: int
+    dynamics_points: int
+    size_m: float
+    mass_kg: float
+    steps: int
+    fit_residual: float
+    run_residual: float
+    energy: dict
+    timings: dict
+    export: dict
+    weights: str
+    device: str
+    warnings: list[str]
+
+
+def resolve_weights(name: str) -> Path:
+    """A bundle folder from a path, or a name under the repository's ``weights/``."""
+    path = Path(name)
+    if path.is_dir():
+        return path
+    shipped = REPO_WEIGHTS / name
+    if shipped.is_dir():
+        return shipped
+    known = sorted(p.name for p in REPO_WEIGHTS.glob("*") if p.is_dir()) \
+        if REPO_WEIGHTS.is_dir() else []
+    raise InputError(f"--weights {name}: no such bundle folder"
+                     + (f"; shipped bundles: {', '.join(known)}" if known else ""))
+
+
+def preset_conditions(preset: str, category: str, size: float, o: Overrides
+                      ) -> tuple[Conditions, float]:
+    """Conditions and start height (fraction of the size) of a preset, then the user's
+    explicit settings on top."""
+    if preset not in PRESETS:
+        raise UsageError(f"unknown --preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    c = Conditions()
+    height = 0.0
+    side = 1.5 * min(size, 1.0) ** 0.5  # m/s: a brisk push, gentler for small objects
+    if preset == "drop":
+        height = 0.5
+    elif preset == "wobble":
+        c.impulses = [Impulse("top", (side, 0.0, 0.0), 0.0)]
+    elif preset == "poke":
+        c.impulses = [Impulse("front", (0.0, 0.0, -side), 0.3)]
+    elif preset == "sway":
+        c.pins = ["x<0.05"] if category == "beam" else ["bottom"]
+        c.ground = category != "beam"
+        c.impulses = [Impulse("x>0.9" if category == "beam" else "top",
+                              (0.0, 0.0, side) if category == "beam" else (side, 0.0, 0.0),
+                              0.0)]
+        height = 0.5 if category == "beam" else 0.0
+    elif preset == "flutter":
+        c.pins = ["x<0.02"]
+        c.ground = False
+        c.wind, c.gust = (0.0, 0.0, 4.0), 0.5
+        height = 0.5
+    for name in ("gravity", "ground", "friction", "velocity", "spin", "wind", "gust"):
+        value = getattr(o, name)
+        if value is not None:
+            setattr(c, name, value)
+    if o.pins is not None:
+        c.pins = list(o.pins)
+    c.impulses = c.impulses + list(o.pushes)
+    if o.drop is not None:
+        height = o.drop
+    return c, height
+
+
+def _material(cfg: AnimateConfig, category: str) -> SimMaterial:
+    overrides = {k: getattr(cfg, k) for k in ("young", "density", "damping")
+                 if getattr(cfg, k) is not None}
+    mat = replace(PRESET_MATERIALS[category], **overrides)
+    mat.check()
+    if not cfg.stiffness > 0:
+        raise UsageError(f"--stiffness must be > 0, got {cfg.stiffness}")
+    return mat
+
+
+def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
+            ) -> AnimateReport:
+    """Animate ``cfg.input`` and write the motion(s) to ``cfg.output``."""
+    import torch
+
+    from .model import load_bundle, resolve_device
+
+    t0 = time.perf_counter()
+    output_format(cfg.output, cfg.export.fmt)  # a bad output path fails before the work
+    if cfg.material not in ("auto", *CATEGORIES):
+        raise UsageError(f"unknown --material {cfg.material!r}; choose auto, "
+                         f"{', '.join(CATEGORIES)}")
+    if not (cfg.seconds > 0 and cfg.fps > 0):
+        raise UsageError("--seconds and --fps must be positive")
+    if not 1 <= cfg.samples <= 64:
+        raise UsageError(f"--samples must be in 1..64, got {cfg.samples}")
+    say = progress or (lambda _: None)
+    device = resolve_device(cfg.device)
+    say("loading")
+    bundle = resolve_weights(cfg.weights)
+    model, bundle_cfg = load_bundle(bundle, device)
+    torch.manual_seed(cfg.seed)
+    asset = load_mesh(cfg.input, up=cfg.up)
+    frame = canonical_frame(asset, size=cfg.size)
+    welded = asset.welded()
+    surface = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
+    category = cfg.material if cfg.material != "auto" else auto_category(surface, welded.faces)
+    preset = cfg.preset or DEFAULT_PRESET[category]
+    cond, height = preset_conditions(preset, category, frame.size_m, cfg.overrides)
+    lift = height * frame.size_m - surface[:, 1].min()
+    start = surface + np.array([0.0, lift, 0.0])
+    calib = (bundle_cfg.get("calibration") or {}).get(category, {})
+    mcfg = MotionConfig(category=category, material=_material(cfg, category), conditions=cond,
+                        seconds=cfg.seconds, fps=cfg.fps, samples=cfg.samples, seed=cfg.seed,
+                        subspace=cfg.subspace, method=cfg.method,
+                        stiffness=cfg.stiffness * float(calib.get("stiffness", 1.0)),
+                        damping_scale=float(calib.get("damping", 1.0)))
+    t_load = time.perf_counter()
+    say("moving")
+    try:
+        motion = latent_motion(model, start, welded.faces, mcfg)
+    except FloatingPointError as exc:
+        raise NeurokError(f"{exc}; try a smaller --stiffness, more --damping or a gentler "
+                          "preset") from exc
+    say("writing")
+    welded_frames = (motion.frames - np.array([0.0, lift, 0.0])) / frame.size_m
+    file_frames = [frame.from_canonical(m)[:, welded.index] for m in welded_frames]
+    names = cfg.export.names or ([f"neurok_{preset}"] if cfg.samples == 1 else
+                                 [f"neurok_{preset}_{i}" for i in range(cfg.samples)])
+    options = replace(cfg.export, names=names)
+    out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options)
+    t_end = time.perf_counter()
+    e = motion.energy
+    energy = {"kinetic_max_J": float(e["kinetic"].max()),
+              "dissipated_J": float(e["dissipated"][-1].max()),
+              "external_work_J": float(e["work"][-1].max()),
+              "drift": _drift(e)}
+    st = motion.stats
+    timings = {"load": t_load - t0, **{k: float(v) for k, v in st["time"].items()},
+               "export": t_end - t_load - sum(st["time"].values()), "total": t_end - t0}
+    return AnimateReport(
+        output=cfg.output, category=category, preset=preset, frames=len(file_frames[0]),
+        fps=cfg.fps, samples=cfg.samples, vertices=len(asset.vertices),
+        welded_vertices=len(welded.vertices), latent_dims=st["latent_dims"],
+        reduced_dims=st["reduced_dims"], dynamics_points=st["dynamics_points"],
+        size_m=frame.size_m, mass_kg=st["mass_kg"], steps=st["steps"],
+        fit_residual=st["fit_residual"], run_residual=st["run_residual"], energy=energy,
+        timings=timings, export={"format": out.fmt, "bytes": out.bytes, **out.details},
+        weights=str(bundle), device=str(device), warnings=list(asset.warnings) + out.warnings)
+
+
+def _drift(e: dict[str, np.ndarray]) -> float:
+    """Largest change of kinetic + potential + dissipated - work, relative to the energy
+    scale of the run (the largest kinetic energy, or the start's magnitude)."""
+    total = e["total"]
+    scale = max(float(e["kinetic"].max()), float(np.abs(total[0]).max()), 1e-12)
+    return float(np.abs(total - total[0]).max() / scale)
+
+
+def report_rows(rep: AnimateReport) -> list[tuple[str, str]]:
+    """Human-readable rows of a report."""
+    t = rep.timings
+    size = f"{rep.export['format']}, {rep.export['bytes'] / 1e6:.2f} MB"
+    stages = ", ".join(f"{k} {t[k]:.2f}" for k in ("load", "encode", "fit", "integrate",
+                                                    "decode", "export"))
+    return [("output", f"{rep.output} ({size})"),
+            ("motion", f"{rep.category}, preset {rep.preset}, {rep.samples} sample(s)"),
+            ("frames", f"{rep.frames} at {rep.fps:g} fps"),
+            ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded)"),
+            ("size, mass", f"{rep.size_m:.3g} m, {rep.mass_kg:.3g} kg"),
+            ("latent", f"{rep.latent_dims} dims, {rep.reduced_dims} reduced, "
+                       f"{rep.dynamics_points} dynamics points"),
+            ("integration", f"{rep.steps:,} RK4 steps"),
+            ("decoder fit", f"residual {rep.fit_residual:.2%} held out, "
+                            f"{rep.run_residual:.3%} of the size along the run"),
+            ("energy", f"max kinetic {rep.energy['kinetic_max_J']:.3g} J, dissipated "
+                       f"{rep.energy['dissipated_J']:.3g} J, drift "
+                       f"{rep.energy['drift']:.2%}"),
+            ("time (s)", f"{stages}; total {t['total']:.2f}"),
+            ("device", f"{rep.device}, weights {rep.weights}")]

@@ -1,0 +1,458 @@
+"""Lagrangian mechanics in an object's reduced latent coordinates (DESIGN.md §2).
+
+Generalized coordinates: a floating frame (translation r, rotation R = R_ref Exp(θ)) that the
+deformation rides on, and the reduced latent coordinates q of the object's active subspace.
+The Q dynamics points sit at
+
+    x_i = c + r + R p_i(q),      p_i(q) = body-frame position from the decoder (ReducedShape),
+
+and the generalized velocities are (v = ṙ, ω body angular velocity, q̇). With W_i = ∂ẋ_i/∂(v, ω, q̇)
+the equations of motion (Lagrange's, in Kane's form, exact for these quasi-velocities) read
+
+    Σ m_i W_iᵀ W_i · a = Σ W_iᵀ (f_i − m_i R b_i) − D q̇,
+    b_i = ω×(ω×p_i) + 2 ω×(J_i q̇) + (d²p_i/dq²)[q̇, q̇]   (centripetal, Coriolis, Christoffel),
+
+i.e. G a + C(q, q̇) = Q with G = JᵀMJ the pull-back metric of the lumped masses. Forces f_i:
+gravity; elastic springs over a k-nearest-neighbour graph of the dynamics points (internal,
+so they act on q alone); ground contact as a penalty with damping and capped viscous friction;
+pins as stiff world-space springs; wind as pressure on each point's area, all mapped to
+generalized forces by virtual work. Rayleigh damping D = α M_qq + β K_qq (at rest).
+
+The state also carries the dissipated energy and the external work, so every run can check
+that kinetic + potential + dissipated − work stays constant. Only :func:`integrate` calls
+``torchdiffeq.odeint``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+from torchdiffeq import odeint
+
+from ..errors import UsageError
+from .reduced import ReducedShape
+
+METHODS = ("rk4", "dopri5")
+GUST_HZ = 0.7  # frequency of the wind's gust modulation (as the engine's)
+ACCURACY = 0.3  # RK4 step x fastest elastic frequency: ~1e-5 of its energy lost per step
+LATENT_INERTIA = 0.02  # see LatentDynamics.__init__
+BOUND_RATE = 3.0  # frequency of the latent bound, in multiples of the fastest elastic mode
+MAX_STRIDE = 0.1  # the most one step may move q, in units of the latent bound's radius
+BURST = 2  # rk4 steps between two re-sizings of the step
+STABILITY = 1.5  # RK4 step x fastest contact/pin/damping rate (stable below ~2.8)
+
+
+@dataclass
+class Body:
+    """One object's dynamics points, float64, metres, body frame = centre of mass at rest."""
+
+    shape: ReducedShape  # p(q) at the Q dynamics points
+    mass: Tensor  # (Q,) lumped masses, kg
+    normals: Tensor  # (Q, 3) outward unit normals at rest (wind)
+    areas: Tensor  # (Q,) surface area each point stands for, m^2 (wind)
+    edges: Tensor  # (E, 2) long: the elastic graph
+    stiffness: Tensor  # (E,) spring constants, N/m
+    pinned: Tensor  # (Q,) bool
+    centre: Tensor  # (3,) world position of the body origin at rest, m
+    closed: bool = True  # a solid (wind pushes its windward side only) or a sheet
+    q_radius: float = 3.0  # the latent bound: |q| beyond it is pushed back (see _bound)
+
+
+@dataclass
+class Environment:
+    """Forces and contact parameters (SI units; +Y up; the ground is the plane y = 0)."""
+
+    gravity: tuple[float, float, float] = (0.0, -9.81, 0.0)
+    ground: bool = True
+    friction: float = 0.8
+    wind: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    gust: float = 0.0
+    air_density: float = 1.2
+    drag: float = 1.0
+    contact_rate: float = 100.0  # sqrt(contact stiffness per unit mass), 1/s
+    contact_damping: float = 0.4  # damping ratio of contact
+    pin_rate: float = 100.0  # sqrt(pin stiffness per unit mass), 1/s
+    alpha: float = 0.0  # mass-proportional damping of q, 1/s
+    beta: float = 0.0  # stiffness-proportional damping of q, s
+
+
+@dataclass
+class Event:
+    """An instantaneous velocity change ``dv`` (m/s, world) of the points in ``mask``."""
+
+    time: float
+    mask: Tensor  # (Q,) bool
+    dv: Tensor  # (3,)
+
+
+@dataclass
+class Rollout:
+    """States at the frame times: rotations, translations and reduced coordinates."""
+
+    times: Tensor  # (T,)
+    rotation: Tensor  # (T, S, 3, 3)
+    translation: Tensor  # (T, S, 3) r, world
+    q: Tensor  # (T, S, k)
+    energy: dict[str, Tensor] = field(default_factory=dict)  # name -> (T, S)
+    steps: int = 0  # right-hand-side steps taken (rk4) or evaluations (dopri5)
+
+
+def skew(v: Tensor) -> Tensor:
+    """(..., 3) -> (..., 3, 3) with skew(a) @ b = a x b."""
+    z = torch.zeros_like(v[..., 0])
+    x, y, w = v[..., 0], v[..., 1], v[..., 2]
+    return torch.stack([torch.stack([z, -w, y], -1), torch.stack([w, z, -x], -1),
+                        torch.stack([-y, x, z], -1)], -2)
+
+
+def exp_so3(theta: Tensor) -> Tensor:
+    """Rotation vectors (..., 3) -> rotation matrices (..., 3, 3) (Rodrigues; exact at 0)."""
+    a2 = (theta * theta).sum(-1, keepdim=True)[..., None]  # (..., 1, 1)
+    small = a2 < 1e-8
+    a = a2.clamp_min(1e-8).sqrt()
+    s = torch.where(small, 1.0 - a2 / 6.0, torch.sin(a) / a)
+    c = torch.where(small, 0.5 - a2 / 24.0, (1.0 - torch.cos(a)) / a2.clamp_min(1e-8))
+    K = skew(theta)
+    eye = torch.eye(3, dtype=theta.dtype, device=theta.device)
+    return eye + s * K + c * (K @ K)
+
+
+def inv_right_jacobian(theta: Tensor) -> Tensor:
+    """J_r(θ)⁻¹ (..., 3, 3): θ̇ = J_r⁻¹ ω for body angular velocity ω (series, |θ| < 1)."""
+    K = skew(theta)
+    a2 = (theta * theta).sum(-1)[..., None, None]
+    eye = torch.eye(3, dtype=theta.dtype, device=theta.device)
+    return eye + 0.5 * K + (1.0 / 12.0 + a2 / 720.0 + a2 * a2 / 30240.0) * (K @ K)
+
+
+class LatentDynamics(nn.Module):
+    """dy/dt = f(t, y) for S motions of one body; y (S, 2n + 2), n = 6 + k:
+    [r (3), θ (3), q (k), v (3), ω (3), q̇ (k), dissipated energy, external work]."""
+
+    def __init__(self, body: Body, env: Environment, samples: int = 1) -> None:
+        super().__init__()
+        f64 = dict(dtype=torch.float64)
+        self.body, self.env = body, env
+        self.k = body.shape.dims
+        self.n = 6 + self.k
+        self.register_buffer("R_ref", torch.eye(3, **f64).expand(samples, 3, 3).clone())
+        self.g = torch.tensor(env.gravity, **f64)
+        self.wind = torch.tensor(env.wind, **f64)
+        a, b = body.edges[:, 0], body.edges[:, 1]
+        self.rest_length = (body.shape.rest[a] - body.shape.rest[b]).norm(dim=-1)  # (E,)
+        self.pin_target = body.centre + body.shape.rest[body.pinned]  # (P, 3) world
+        self.mass_total = float(body.mass.sum())
+        # Rayleigh damping from the metric and the elastic Hessian at rest
+        A = body.shape.linear  # (Q, 3, k)
+        n_e = (body.shape.rest[a] - body.shape.rest[b]) / self.rest_length[:, None]
+        dl = torch.einsum("ei,eik->ek", n_e, A[a] - A[b])  # (E, k) dl/dq at rest
+        self.K0 = torch.einsum("ek,e,el->kl", dl, body.stiffness, dl)  # (k, k)
+        self.M0 = torch.einsum("pik,p,pil->kl", A, body.mass, A)  # (k, k)
+        # latent inertia: every reduced coordinate weighs at least LATENT_INERTIA of the
+        # heaviest, so directions that barely move the surface cannot be flung by point loads
+        self.latent_inertia = LATENT_INERTIA * torch.linalg.eigvalsh(self.M0)[-1] * torch.eye(
+            self.k, dtype=torch.float64)
+        self.M0 = self.M0 + self.latent_inertia
+        self.D = env.alpha * self.M0 + env.beta * self.K0
+        self.q_radius = body.q_radius
+        # as stiff as the stiffest spring in the scene, so that no contact or pin load can
+        # push a coordinate far outside the fitted region
+        rate = max(BOUND_RATE * self.elastic_rate(), env.contact_rate if env.ground else 0.0,
+                   env.pin_rate if bool(body.pinned.any()) else 0.0, 1.0)
+        self.bound_stiffness = rate**2 * self.M0.diagonal()  # (k,): per-axis frequency ~ rate
+        self.evaluations = 0
+
+    # --- pieces ------------------------------------------------------------------------
+
+    def split(self, y: Tensor) -> tuple[Tensor, ...]:
+        k = self.k
+        sizes = (3, 3, k, 3, 3, k, 1, 1)
+        return torch.split(y, sizes, dim=-1)
+
+    def rotation(self, theta: Tensor) -> Tensor:
+        return self.R_ref @ exp_so3(theta)
+
+    def _frame(self, y: Tensor) -> dict[str, Tensor]:
+        """Positions, velocities and the body-frame W = [Rᵀ, -[p]x, J] of every point."""
+        r, th, q, v, w, qd, _, _ = self.split(y)
+        R = self.rotation(th)  # (S, 3, 3)
+        shape = self.body.shape
+        p = shape.positions(q)  # (S, Q, 3)
+        J = shape.jacobian(q)  # (S, Q, 3, k)
+        Jqd = torch.einsum("spik,sk->spi", J, qd)
+        wq = w[:, None, :].expand_as(p)
+        u = torch.cross(wq, p, dim=-1) + Jqd  # body-frame velocity relative to the frame
+        x = self.body.centre + r[:, None] + p @ R.transpose(1, 2)
+        xdot = v[:, None] + u @ R.transpose(1, 2)
+        S, Qn = p.shape[:2]
+        Rt = R.transpose(1, 2)[:, None].expand(S, Qn, 3, 3)
+        W = torch.cat([Rt, -skew(p), J], dim=-1)  # (S, Q, 3, n)
+        return {"R": R, "p": p, "J": J, "Jqd": Jqd, "x": x, "xdot": xdot, "W": W,
+                "q": q, "qd": qd, "v": v, "w": w, "th": th}
+
+    def _mass_matrix(self, W: Tensor) -> Tensor:
+        M = torch.einsum("spia,p,spib->sab", W, self.body.mass, W)
+        M[:, 6:, 6:] += self.latent_inertia
+        return M
+
+    def _bound(self, q: Tensor) -> tuple[Tensor, Tensor]:
+        """The latent bound: each reduced coordinate beyond ±q_radius (the region the decoder
+        fit covers; the prior is N(0, I) there) meets a spring of frequency BOUND_RATE x the
+        fastest elastic mode. Returns the generalized force (S, k) and its energy (S,)."""
+        excess = q.abs() - self.q_radius
+        outside = excess.clamp_min(0.0)
+        force = -self.bound_stiffness * outside * torch.sign(q)
+        return force, 0.5 * (self.bound_stiffness * outside**2).sum(-1)
+
+    def _elastic(self, p: Tensor) -> tuple[Tensor, Tensor]:
+        """Body-frame spring forces on the points (S, Q, 3) and the elastic energy (S,)."""
+        a, b = self.body.edges[:, 0], self.body.edges[:, 1]
+        d = p[:, a] - p[:, b]  # (S, E, 3)
+        length = d.norm(dim=-1).clamp_min(1e-12)
+        stretch = length - self.rest_length
+        energy = 0.5 * (self.body.stiffness * stretch**2).sum(-1)
+        fe = (self.body.stiffness * stretch / length)[..., None] * d  # pulls a toward b
+        force = torch.zeros_like(p)
+        force.index_add_(1, a, -fe)
+        force.index_add_(1, b, fe)
+        return force, energy
+
+    def wind_at(self, t: float | Tensor) -> Tensor:
+        gust = 1.0 + self.env.gust * math.sin(2 * math.pi * GUST_HZ * float(t))
+        return self.wind * gust
+
+    def _external(self, t: float | Tensor, fr: dict[str, Tensor]
+                  ) -> tuple[Tensor, Tensor, Tensor, dict[str, Tensor]]:
+        """World forces (S, Q, 3): all of them, the dissipative part, wind; and energies."""
+        env, m = self.env, self.body.mass[None, :, None]
+        x, xdot = fr["x"], fr["xdot"]
+        force = m * self.g
+        dissipative = torch.zeros_like(x)
+        wind = torch.zeros_like(x)
+        energies = {}
+        if env.ground:
+            kc = env.contact_rate**2
+            cc = 2.0 * env.contact_damping * env.contact_rate
+            pen = (-x[..., 1]).clamp_min(0.0)  # (S, Q)
+            touching = (pen > 0).to(x.dtype)
+            spring = kc * self.body.mass * pen
+            fn = (spring - cc * self.body.mass * xdot[..., 1] * touching).clamp_min(0.0)
+            vt = xdot.clone()
+            vt[..., 1] = 0.0
+            speed = vt.norm(dim=-1).clamp_min(1e-12)
+            # Coulomb friction, capped by a viscous law so that it cannot reverse the sliding
+            # within a step: |f_t| = min(mu f_n, c m |v_t|) with c the contact rate
+            ft = torch.minimum(env.friction * fn, env.contact_rate * self.body.mass * speed)
+            contact = -ft[..., None] * vt / speed[..., None]
+            contact[..., 1] = fn
+            force = force + contact
+            dissipative = contact.clone()
+            dissipative[..., 1] = fn - spring
+            energies["contact"] = 0.5 * kc * (self.body.mass * pen**2).sum(-1)
+        if self.body.pinned.any():
+            kp, cp = self.env.pin_rate**2, 2.0 * self.env.pin_rate
+            pm = self.body.mass[self.body.pinned][None, :, None]
+            err = x[:, self.body.pinned] - self.pin_target
+            damp = -cp * pm * xdot[:, self.body.pinned]
+            pin = torch.zeros_like(x)
+            pin[:, self.body.pinned] = -kp * pm * err + damp
+            force = force + pin
+            dissipative = dissipative.clone()
+            dissipative[:, self.body.pinned] += damp
+            energies["pin"] = 0.5 * kp * (pm * err**2).sum((-1, -2))
+        if bool(self.wind.any()):
+            normal = self.body.normals @ fr["R"].transpose(1, 2)  # (S, Q, 3) world
+            rel = self.wind_at(t) - xdot
+            vn = (rel * normal).sum(-1)
+            press = -vn.clamp_max(0.0) ** 2 if self.body.closed else vn * vn.abs()
+            wind = (0.5 * env.air_density * env.drag * press * self.body.areas)[..., None] * normal
+            force = force + wind
+        return force, dissipative, wind, energies
+
+    # --- the ODE -------------------------------------------------------------------------
+
+    def forward(self, t: Tensor, y: Tensor) -> Tensor:
+        self.evaluations += 1
+        fr = self._frame(y)
+        R, p, qd, w = fr["R"], fr["p"], fr["qd"], fr["w"]
+        wq = w[:, None, :].expand_as(p)
+        bias = (torch.cross(wq, torch.cross(wq, p, dim=-1), dim=-1)
+                + 2.0 * torch.cross(wq, fr["Jqd"], dim=-1) + self.body.shape.curvature(qd))
+        force, dissipative, wind, _ = self._external(t, fr)
+        internal, _ = self._elastic(p)
+        g_body = force @ R + internal - self.body.mass[None, :, None] * bias  # (S, Q, 3)
+        W = fr["W"]
+        rhs = torch.einsum("spia,spi->sa", W, g_body)
+        damping = qd @ self.D  # (S, k)
+        rhs[:, 6:] += self._bound(fr["q"])[0] - damping
+        acc = torch.linalg.solve(self._mass_matrix(W), rhs)  # (S, n)
+        theta_dot = (inv_right_jacobian(fr["th"]) @ w[..., None])[..., 0]
+        xdot = fr["xdot"]
+        p_diss = (damping * qd).sum(-1) - (dissipative * xdot).sum((-1, -2))
+        p_work = (wind * xdot).sum((-1, -2))
+        return torch.cat([fr["v"], theta_dot, qd, acc, p_diss[:, None], p_work[:, None]], -1)
+
+    # --- bookkeeping ---------------------------------------------------------------------
+
+    def energy(self, y: Tensor, t: float = 0.0) -> dict[str, Tensor]:
+        """Kinetic, gravity, elastic, contact and pin energies, dissipated energy and external
+        work so far, and ``total`` = kinetic + potentials + dissipated − work: (S,) each, J."""
+        fr = self._frame(y)
+        vel = torch.cat([fr["v"], fr["w"], fr["qd"]], -1)
+        M = self._mass_matrix(fr["W"])
+        out = {"kinetic": 0.5 * torch.einsum("sa,sab,sb->s", vel, M, vel),
+               "gravity": -(self.body.mass[None, :, None] * fr["x"] * self.g).sum((-1, -2)),
+               "elastic": self._elastic(fr["p"])[1] + self._bound(fr["q"])[1]}
+        _, _, _, extra = self._external(t, fr)
+        zero = torch.zeros_like(out["kinetic"])
+        out["contact"], out["pin"] = extra.get("contact", zero), extra.get("pin", zero)
+        *_, diss, work = self.split(y)
+        out["dissipated"], out["work"] = diss[:, 0], work[:, 0]
+        out["total"] = (out["kinetic"] + out["gravity"] + out["elastic"] + out["contact"]
+                        + out["pin"] + out["dissipated"] - out["work"])
+        return out
+
+    def rebase(self, y: Tensor) -> Tensor:
+        """Fold the rotation θ into R_ref and zero it (ω is in the body frame: unchanged)."""
+        r, th, *rest = self.split(y)
+        self.R_ref = self.rotation(th)
+        return torch.cat([r, torch.zeros_like(th), *rest], -1)
+
+    def kick(self, y: Tensor, mask: Tensor, dv: Tensor) -> Tensor:
+        """Add the generalized impulse of giving the points in ``mask`` the velocity change
+        ``dv`` (world); the kinetic energy it adds is booked as external work."""
+        fr = self._frame(y)
+        impulse = torch.zeros_like(fr["x"])
+        impulse[:, mask] = self.body.mass[mask][None, :, None] * dv
+        W = fr["W"]
+        rhs = torch.einsum("spia,spi->sa", W, impulse @ fr["R"])
+        M = self._mass_matrix(W)
+        dvel = torch.linalg.solve(M, rhs)
+        vel = torch.cat([fr["v"], fr["w"], fr["qd"]], -1)
+        added = 0.5 * torch.einsum("sa,sab,sb->s", vel + dvel, M, vel + dvel) \
+            - 0.5 * torch.einsum("sa,sab,sb->s", vel, M, vel)
+        r, th, q, v, w, qd, diss, work = self.split(y)
+        k = self.k
+        return torch.cat([r, th, q, v + dvel[:, :3], w + dvel[:, 3:6], qd + dvel[:, 6:6 + k],
+                          diss, work + added[:, None]], -1)
+
+    def elastic_rate(self) -> float:
+        """The highest angular frequency (rad/s) of the reduced elastic modes at rest."""
+        L = torch.linalg.cholesky(self.M0 + 1e-12 * self.M0.diagonal().mean()
+                                  * torch.eye(self.k, dtype=self.M0.dtype))
+        Linv = torch.linalg.inv(L)
+        lam = torch.linalg.eigvalsh(Linv @ self.K0 @ Linv.T).clamp_min(0.0)
+        return float(lam.max().sqrt())
+
+    def step_size(self, accuracy: float = ACCURACY, stability: float = STABILITY) -> float:
+        """A fixed RK4 step (s): ``accuracy`` / the fastest elastic mode, so that it keeps
+        its energy (RK4 loses ~(h w)^6 / 72 of it per step), and ``stability`` / the fastest
+        dissipative rate (contact, pins, damping), which only has to stay stable."""
+        omega = self.elastic_rate()
+        fast = [self.env.beta * omega**2 + self.env.alpha]
+        if self.env.ground:
+            fast += [self.env.contact_rate, 2 * self.env.contact_damping * self.env.contact_rate]
+        if bool(self.body.pinned.any()):
+            fast += [2.0 * self.env.pin_rate]
+        return min(accuracy / max(omega, 1e-9), stability / max(max(fast), 1e-9))
+
+    def step_now(self, y: Tensor, base: float) -> float:
+        """``base``, shortened where the state asks for it: the fastest elastic mode at the
+        current q (the metric and the springs change with q), and no step may carry a latent
+        coordinate more than MAX_STRIDE of the latent bound's radius."""
+        fr = self._frame(y)
+        J = fr["J"]  # (S, Q, 3, k)
+        a, b = self.body.edges[:, 0], self.body.edges[:, 1]
+        d = fr["p"][:, a] - fr["p"][:, b]
+        n_e = d / d.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        dl = torch.einsum("sei,seik->sek", n_e, J[:, a] - J[:, b])
+        K = torch.einsum("sek,e,sel->skl", dl, self.body.stiffness, dl)
+        M = self._mass_matrix(fr["W"])[:, 6:, 6:]
+        L = torch.linalg.cholesky(M)
+        Linv = torch.linalg.inv(L)
+        lam = torch.linalg.eigvalsh(Linv @ K @ Linv.transpose(1, 2))
+        omega = float(lam.max().clamp_min(0.0).sqrt())
+        # |q̇| h + ½ |q̈| h² <= stride for every coordinate
+        stride = MAX_STRIDE * self.q_radius
+        evaluations = self.evaluations
+        qdd = self.forward(torch.zeros((), dtype=y.dtype), y)[:, 12 + self.k: 12 + 2 * self.k]
+        self.evaluations = evaluations
+        speed, acc = fr["qd"].abs(), qdd.abs()
+        h = 2 * stride / (speed + (speed**2 + 2 * acc * stride).sqrt()).clamp_min(1e-300)
+        return min(base, ACCURACY / max(omega, 1e-9), float(h.min()))
+
+    def initial_state(self, q: Tensor, qdot: Tensor, velocity: Tensor, spin: Tensor) -> Tensor:
+        """y0 (S, 2n + 2) at rest orientation: q, q̇ (S, k); velocity, spin (3,) world."""
+        S = q.shape[0]
+        zeros3 = torch.zeros(S, 3, dtype=torch.float64)
+        v = velocity.expand(S, 3).to(torch.float64)
+        w = (spin.to(torch.float64) @ self.R_ref[0]).expand(S, 3)  # body frame
+        return torch.cat([zeros3, zeros3, q, v, w, qdot, torch.zeros(S, 2, dtype=torch.float64)],
+                         -1)
+
+
+def integrate(func: nn.Module, y: Tensor, t0: float, t1: float, *, method: str = "rk4",
+              step: float = 1e-3, rtol: float = 1e-6, atol: float = 1e-8) -> Tensor:
+    """The one call of ``torchdiffeq.odeint``: y at t1 from y at t0 (fixed ``step`` for rk4,
+    made to divide t1 - t0 exactly; adaptive with rtol/atol for dopri5)."""
+    if method not in METHODS:
+        raise UsageError(f"unknown integrator {method!r}; choose one of {', '.join(METHODS)}")
+    t = torch.tensor([t0, t1], dtype=y.dtype)
+    if method == "rk4":
+        n = max(1, math.ceil((t1 - t0) / step - 1e-9))
+        grid = torch.linspace(t0, t1, n + 1, dtype=y.dtype)
+        sol = odeint(func, y, t, method="rk4", options={"grid_constructor":
+                                                        lambda f, y0, tt: grid})
+    else:
+        sol = odeint(func, y, t, method="dopri5", rtol=rtol, atol=atol)
+    return sol[-1]
+
+
+def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Event] = (),
+            method: str = "rk4", step: float | None = None) -> Rollout:
+    """Integrate from y0 at times[0] through every time in ``times`` (T,), applying the
+    ``events`` (velocity kicks) at their times; the rotation is re-based after every frame so
+    that θ stays small. ``step`` defaults to dyn.step_size()."""
+    step = step or dyn.step_size()
+    pending = sorted(events, key=lambda e: e.time)
+    y, t_now = y0, float(times[0])
+    T, S = len(times), y0.shape[0]
+    rot = torch.empty(T, S, 3, 3, dtype=torch.float64)
+    trans = torch.empty(T, S, 3, dtype=torch.float64)
+    qs = torch.empty(T, S, dyn.k, dtype=torch.float64)
+    energy: dict[str, list[Tensor]] = {}
+    steps = 0
+    for i in range(T):
+        target = float(times[i])
+        while True:
+            while pending and pending[0].time <= t_now + 1e-12:
+                e = pending.pop(0)
+                y = dyn.kick(y, e.mask, e.dv.to(torch.float64))
+            stop = min(target, pending[0].time) if pending else target
+            while stop > t_now + 1e-12:  # in bursts, re-sizing the step after each
+                h = dyn.step_now(y, step) if method == "rk4" else step
+                n = max(1, math.ceil((stop - t_now) / h - 1e-9))
+                end = stop if n <= BURST else t_now + BURST * h
+                n = min(n, BURST)
+                y = integrate(dyn, y, t_now, end, method=method, step=(end - t_now) / n)
+                steps += n
+                t_now = end
+                if not torch.isfinite(y).all():
+                    raise FloatingPointError(
+                        f"the latent motion became non-finite at {t_now:.3f} s")
+            if stop >= target - 1e-12:
+                break
+        if not torch.isfinite(y).all():
+            raise FloatingPointError(f"the latent motion became non-finite at {t_now:.3f} s")
+        for name, value in dyn.energy(y, t_now).items():
+            energy.setdefault(name, []).append(value)
+        y = dyn.rebase(y)
+        r, _, q, *_ = dyn.split(y)
+        rot[i], trans[i], qs[i] = dyn.R_ref, r, q
+    if method != "rk4":
+        steps = dyn.evaluations
+    return Rollout(times=times.to(torch.float64), rotation=rot, translation=trans, q=qs,
+                   energy={k: torch.stack(v) for k, v in energy.items()}, steps=steps)

@@ -1,0 +1,285 @@
+"""Latent motion of one object from arrays: the part of ``neurok animate`` between loading and
+exporting, shared with calibration and evaluation (DESIGN.md §3).
+
+encode (prior, active subspace) -> fit the decoder at the dynamics points (ReducedShape)
+-> masses, springs, pins, forces -> integrate the latent ODE -> decode every frame at the
+driving points -> vertices, in the physical frame (metres, +Y up, ground at y = 0).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .data.geometry import face_areas, face_normals, sample_surface
+from .errors import UsageError
+from .model import NeurokModel, Subspace, active_subspace, drive, farthest_point_sample, knn_weights
+from .model.dynamics import Body, Environment, Event, LatentDynamics, Rollout, rollout
+from .model.reduced import fit_quadratic
+from .sim.conditions import Conditions, SimMaterial, select_region
+from .sim.engine import AIR_DENSITY, DRAG
+from .sim.scene import closed_volume, total_mass
+
+PENETRATION = 0.005  # contact and pin springs: static sag of a point carrying 16x its share
+SPRING_NEIGHBOURS = 8  # elastic graph: each dynamics point to its nearest ones
+PIN_POINTS = 16  # dynamics points added inside pinned regions
+DECODE_CHUNK = 64  # latents per decoder call
+WEAK_MODE = 0.05  # reduced directions keep singular values >= this x the largest
+
+
+@dataclass
+class MotionConfig:
+    """How to move one object: physics, sampling and numerics."""
+
+    category: str = "soft"
+    material: SimMaterial = field(default_factory=SimMaterial)
+    conditions: Conditions = field(default_factory=Conditions)
+    seconds: float = 4.0
+    fps: float = 30.0
+    samples: int = 1  # motions; beyond the first, each starts from a prior sample
+    diversity: float = 0.5  # scale of the prior draws of the start state
+    seed: int = 0
+    subspace: int = 8  # k_q reduced coordinates
+    dynamics_points: int = 128
+    stiffness: float = 1.0  # user scale on top of the calibration
+    damping_scale: float = 1.0  # calibration of Rayleigh damping
+    method: str = "rk4"
+    fit_radius: float = 1.0  # latent radius the decoder fit covers
+
+
+@dataclass
+class Motion:
+    frames: np.ndarray  # (S, T, N, 3) metres, physical frame
+    energy: dict[str, np.ndarray]  # name -> (T, S), J
+    stats: dict  # timings, sizes, residuals
+
+
+def _vertex_areas(v: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(v))
+    np.add.at(out, faces.reshape(-1), np.repeat(face_areas(v, faces) / 3.0, 3))
+    return out
+
+
+def _vertex_normals(v: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    n = face_normals(v, faces) * face_areas(v, faces)[:, None]
+    out = np.zeros_like(v)
+    for c in range(3):
+        np.add.at(out, faces[:, c], n)
+    length = np.linalg.norm(out, axis=1, keepdims=True)
+    return np.where(length > 0, out / np.maximum(length, 1e-300), [0.0, 1.0, 0.0])
+
+
+def _knn_edges(points: np.ndarray, k: int) -> np.ndarray:
+    d = np.linalg.norm(points[:, None] - points[None], axis=-1)
+    np.fill_diagonal(d, np.inf)
+    near = np.argsort(d, axis=1)[:, : min(k, len(points) - 1)]
+    pairs = {(min(i, j), max(i, j)) for i in range(len(points)) for j in near[i]}
+    return np.array(sorted(pairs), np.int64).reshape(-1, 2)
+
+
+def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor,
+                inertia_inv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mass-weighted translation (S, 3) and small rotation (S, 3) best explaining disp
+    (S, Q, 3) of points rest (Q, 3) about their centre of mass (the mean-axes condition)."""
+    m = mass[None, :, None]
+    t = (m * disp).sum(1) / mass.sum()
+    moment = (m * torch.cross(rest.expand_as(disp), disp - t[:, None], dim=-1)).sum(1)
+    return t, moment @ inertia_inv.T
+
+
+def auto_category(vertices: np.ndarray, faces: np.ndarray) -> str:
+    """cloth for open or flat surfaces, beam for long slender solids, else soft."""
+    ext = np.sort(np.ptp(vertices, axis=0))[::-1]
+    if closed_volume(vertices, faces) <= 1e-12 * ext[0] ** 3 or ext[2] < 0.02 * ext[0]:
+        return "cloth"
+    if ext[0] >= 4.0 * ext[1]:
+        return "beam"
+    return "soft"
+
+
+def _region_points(expr: str, vertices: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Dynamics points (indices into candidates) inside a region of the mesh; the nearest one
+    to the region's centre when none falls inside."""
+    mask = select_region(expr, vertices)
+    if not mask.any():
+        raise UsageError(f"region '{expr}' selects no vertex of the mesh")
+    inside = np.flatnonzero(mask[candidates])
+    if len(inside):
+        return inside
+    centre = vertices[mask].mean(axis=0)
+    return np.array([int(np.argmin(np.linalg.norm(vertices[candidates] - centre, axis=1)))])
+
+
+def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
+                  cfg: MotionConfig) -> Motion:
+    """Move ``vertices`` (N, 3) (metres, +Y up, where they start; the ground is y = 0)."""
+    if cfg.category not in ("soft", "cloth", "beam"):
+        raise UsageError(f"unknown material category {cfg.category!r}")
+    if not (cfg.seconds > 0 and cfg.fps > 0 and cfg.samples >= 1):
+        raise UsageError("seconds, fps and samples must be positive")
+    clock = {"start": time.perf_counter()}
+    dev = next(model.parameters()).device
+    dtype = next(model.parameters()).dtype
+    v = np.asarray(vertices, np.float64)
+    faces = np.asarray(faces, np.int64)
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    size = float((hi - lo).max())
+    centre_c = (lo + hi) / 2.0
+    vc = (v - centre_c) / size  # canonical
+    rng = np.random.default_rng(cfg.seed)
+    cond = cfg.conditions
+
+    # --- encode: prior, driving points, active subspace --------------------------------
+    mcfg = model.cfg
+    pts, fidx, _ = sample_surface(vc, faces, mcfg.n_points, rng)
+    nrm = face_normals(vc, faces)[fidx]
+    as_t = lambda a: torch.as_tensor(np.asarray(a), dtype=dtype, device=dev)  # noqa: E731
+    pinned_v = np.zeros(len(v), bool)
+    for region in cond.pins:
+        pinned_v |= select_region(region, v)
+    if cond.pins and not pinned_v.any():
+        raise UsageError(f"--pin {' '.join(cond.pins)} selects no vertex")
+    n_drive = min(mcfg.n_query, len(v))
+    drive_idx = farthest_point_sample(vc, n_drive, generator=cfg.seed).numpy()
+    extra = np.zeros(0, np.int64)
+    if pinned_v.any():
+        pin_idx = np.flatnonzero(pinned_v)
+        sub = farthest_point_sample(vc[pin_idx], min(PIN_POINTS, len(pin_idx)),
+                                    generator=cfg.seed).numpy()
+        extra = np.setdiff1d(pin_idx[sub], drive_idx[: cfg.dynamics_points])
+    dyn_idx = np.concatenate([drive_idx[: cfg.dynamics_points], extra])
+    query_idx = np.concatenate([drive_idx, np.setdiff1d(extra, drive_idx)])
+    pos_in_query = {int(j): i for i, j in enumerate(query_idx)}
+    dyn_in_query = np.array([pos_in_query[int(j)] for j in dyn_idx])
+    with torch.no_grad():
+        prior = model.encode_prior(as_t(pts)[None], as_t(nrm)[None])
+        query = as_t(vc[query_idx])[None]
+        sub = active_subspace(model, prior, query, min(cfg.subspace, mcfg.latent_dim))
+        # directions that barely move the surface carry little mass and no shape: drop them
+        sv = sub.singular_values
+        k_q = max(1, int((sv >= WEAK_MODE * sv[0]).sum()))
+        sub = Subspace(sub.basis[:, :k_q], sub.origin, sv[:k_q])
+    clock["encode"] = time.perf_counter()
+
+    # --- masses and the body frame -------------------------------------------------------
+    dyn_rest = v[dyn_idx]
+    owner = np.argmin(np.linalg.norm(v[:, None] - dyn_rest[None], axis=-1), axis=1) \
+        if len(v) * len(dyn_idx) < 4e7 else _nearest_chunked(v, dyn_rest)
+    share = np.bincount(owner, weights=_vertex_areas(v, faces), minlength=len(dyn_idx))
+    share = np.maximum(share, 1e-6 * share.sum() / len(share))
+    mass_total = total_mass(v, faces, cfg.category, cfg.material)
+    mass = mass_total * share / share.sum()
+    com = (mass[:, None] * dyn_rest).sum(0) / mass_total
+    rest_body = dyn_rest - com
+    normals = _vertex_normals(v, faces)[dyn_idx]
+    f64 = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
+    mass_t, rest_t = f64(mass), f64(rest_body)
+    inertia = (mass_t[:, None, None] * (rest_t.pow(2).sum(-1)[:, None, None]
+               * torch.eye(3, dtype=torch.float64) - rest_t[:, :, None] * rest_t[:, None, :])
+               ).sum(0)
+    inertia_inv = torch.linalg.pinv(inertia)
+
+    def displacement_all(q: torch.Tensor) -> torch.Tensor:
+        """q (S, k_q) -> decoded displacement at every query point, metres, rigid part
+        (measured at the dynamics points) removed: (S, Qall, 3)."""
+        outs = []
+        for chunk in q.split(DECODE_CHUNK):
+            z = sub.to_latent(chunk.to(dtype=dtype, device=dev))
+            n = len(z)
+            with torch.no_grad():
+                d = model.decode(z, prior.repeat(n), query.repeat(n, 1, 1))
+            outs.append(d.to(torch.float64).cpu() * size)
+        d = torch.cat(outs)
+        t, w = _rigid_part(d[:, dyn_in_query], rest_t, mass_t, inertia_inv)
+        q_body = f64(v[query_idx] - com)
+        return d - t[:, None] - torch.cross(w[:, None].expand(-1, len(query_idx), 3),
+                                            q_body.expand(len(d), -1, -1), dim=-1)
+
+    gen = torch.Generator().manual_seed(cfg.seed)
+    fit = fit_quadratic(lambda q: displacement_all(q)[:, dyn_in_query], rest_t, k_q,
+                        radius=cfg.fit_radius, generator=gen)
+    clock["fit"] = time.perf_counter()
+
+    # --- springs, pins, forces -----------------------------------------------------------
+    edges = _knn_edges(rest_body, SPRING_NEIGHBOURS)
+    length = np.linalg.norm(rest_body[edges[:, 0]] - rest_body[edges[:, 1]], axis=1)
+    volume = mass_total / cfg.material.density
+    k_edge = cfg.stiffness * cfg.material.young * volume / float((length**2).sum())
+    body = Body(shape=fit.shape, mass=mass_t, normals=f64(normals),
+                areas=f64(share), edges=torch.as_tensor(edges),
+                stiffness=torch.full((len(edges),), k_edge, dtype=torch.float64),
+                pinned=torch.as_tensor(pinned_v[dyn_idx]), centre=f64(com),
+                closed=cfg.category != "cloth")
+    g = max(float(np.linalg.norm(cond.gravity)), 9.81)
+    rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
+    env = Environment(gravity=tuple(cond.gravity), ground=cond.ground, friction=cond.friction,
+                      wind=tuple(cond.wind), gust=cond.gust, air_density=AIR_DENSITY,
+                      drag=DRAG, contact_rate=rate, pin_rate=rate,
+                      beta=cfg.material.damping * cfg.damping_scale)
+    S = cfg.samples
+    dyn = LatentDynamics(body, env, samples=S)
+    q0 = torch.zeros(S, k_q, dtype=torch.float64)
+    qd0 = torch.zeros(S, k_q, dtype=torch.float64)
+    if S > 1:  # sample 0 is the motion of the conditions alone; the others vary around it
+        draw = torch.randn(S - 1, 2, mcfg.latent_dim, generator=gen, dtype=torch.float64)
+        basis = sub.basis.to(torch.float64).cpu()
+        q0[1:] = cfg.diversity * draw[:, 0] @ basis
+        omega = max(dyn.elastic_rate(), 1.0)
+        qd0[1:] = cfg.diversity * omega * draw[:, 1] @ basis
+    y0 = dyn.initial_state(q0, qd0, f64(cond.velocity), f64(cond.spin))
+    events = [Event(time=imp.time, mask=torch.as_tensor(np.isin(
+                  np.arange(len(dyn_idx)), _region_points(imp.region, v, dyn_idx))),
+                  dv=f64(imp.velocity)) for imp in cond.impulses]
+    n_frames = int(np.floor(cfg.seconds * cfg.fps + 1e-9)) + 1
+    times = torch.arange(n_frames, dtype=torch.float64) / cfg.fps
+    roll = rollout(dyn, y0, times, events=events, method=cfg.method)
+    clock["integrate"] = time.perf_counter()
+
+    # --- decode every frame --------------------------------------------------------------
+    frames, residual = _decode_frames(roll, displacement_all, fit.shape, dyn_in_query,
+                                      vc, query_idx, v, com, pinned_v, size)
+    clock["decode"] = time.perf_counter()
+    stats = {"vertices": len(v), "driving_points": len(query_idx),
+             "dynamics_points": len(dyn_idx), "latent_dims": mcfg.latent_dim,
+             "reduced_dims": k_q, "springs": len(edges), "mass_kg": mass_total,
+             "size_m": size, "fit_residual": fit.residual, "run_residual": residual,
+             "steps": roll.steps, "step_s": cfg.seconds / max(roll.steps, 1),
+             "singular_values": sub.singular_values.tolist(),
+             "time": {name: clock[name] - clock[prev] for prev, name in
+                      zip(["start", "encode", "fit", "integrate"],
+                          ["encode", "fit", "integrate", "decode"])}}
+    energy = {k: t.numpy() for k, t in roll.energy.items()}
+    return Motion(frames=frames, energy=energy, stats=stats)
+
+
+def _nearest_chunked(v: np.ndarray, points: np.ndarray) -> np.ndarray:
+    out = np.empty(len(v), np.int64)
+    for s in range(0, len(v), 4096):
+        d = np.linalg.norm(v[s:s + 4096, None] - points[None], axis=-1)
+        out[s:s + 4096] = d.argmin(axis=1)
+    return out
+
+
+def _decode_frames(roll: Rollout, displacement_all, shape, dyn_in_query, vc, query_idx, v,
+                   com, pinned_v, size) -> tuple[np.ndarray, float]:
+    T, S, k = roll.q.shape
+    disp = displacement_all(roll.q.reshape(T * S, k))  # (T*S, Qall, 3) metres
+    approx = shape.positions(roll.q.reshape(T * S, k)) - shape.rest
+    exact = disp[:, dyn_in_query]
+    residual = float((approx - exact).pow(2).mean().sqrt()) / size  # fraction of the size
+    idx, w = knn_weights(vc, vc[query_idx], k=4)
+    dv = drive(disp.to(torch.float64), idx, w.to(torch.float64))  # (T*S, N, 3)
+    body = torch.as_tensor(v - com)[None] + dv
+    R = roll.rotation.reshape(T * S, 3, 3)
+    x = torch.as_tensor(com) + roll.translation.reshape(T * S, 1, 3) + body @ R.transpose(1, 2)
+    x = x.numpy().reshape(T, S, len(v), 3).transpose(1, 0, 2, 3)
+    if pinned_v.any():  # pinned vertices exactly at rest; the correction fades over 5 % size
+        pins = np.flatnonzero(pinned_v)
+        near = pins[_nearest_chunked(v, v[pins])]
+        dist = np.linalg.norm(v - v[near], axis=1)
+        fade = np.exp(-(dist / (0.05 * size)) ** 2)[None, None, :, None]
+        x = x + fade * (v[near][None, None] - x[:, :, near])
+    return np.ascontiguousarray(x), residual

@@ -1,0 +1,204 @@
+"""The latent Euler–Lagrange dynamics on small synthetic bodies whose physics is known."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from neurok_cli.errors import UsageError
+from neurok_cli.model.dynamics import (
+    Body,
+    Environment,
+    Event,
+    LatentDynamics,
+    exp_so3,
+    integrate,
+    inv_right_jacobian,
+    rollout,
+)
+from neurok_cli.model.reduced import ReducedShape, fit_quadratic
+
+F64 = torch.float64
+
+
+def cube_body(*, curvature: float = 1.0, stiffness: float = 2000.0, side: float = 0.5,
+              height: float = 1.0, pinned: torch.Tensor | None = None) -> Body:
+    """27 points of a cube of 18 kg; three deformation modes (shear, bulge, twist), the
+    first one curved (a quadratic term), springs between near neighbours."""
+    g = torch.linspace(-side / 2, side / 2, 3, dtype=F64)
+    rest = torch.stack(torch.meshgrid(g, g, g, indexing="ij"), -1).reshape(-1, 3)
+    Q, k = len(rest), 3
+    A = torch.zeros(Q, 3, k, dtype=F64)
+    A[:, 0, 0] = rest[:, 1]
+    A[:, 1, 1] = rest[:, 1] ** 2
+    A[:, 2, 2] = rest[:, 0] * rest[:, 2]
+    B = torch.zeros(Q, 3, k, k, dtype=F64)
+    B[:, 1, 0, 0] = -curvature * rest[:, 1]
+    d = torch.cdist(rest, rest)
+    edges = torch.tensor([(i, j) for i in range(Q) for j in range(i + 1, Q)
+                          if d[i, j] < 0.8 * side])
+    normals = torch.nn.functional.normalize(rest + 1e-9, dim=-1)
+    return Body(shape=ReducedShape(rest, A, B), mass=torch.full((Q,), 18.0 / Q, dtype=F64),
+                normals=normals, areas=torch.full((Q,), side**2 * 6 / Q, dtype=F64),
+                edges=edges, stiffness=torch.full((len(edges),), stiffness, dtype=F64),
+                pinned=torch.zeros(Q, dtype=torch.bool) if pinned is None else pinned,
+                centre=torch.tensor([0.0, height, 0.0], dtype=F64))
+
+
+def run(body: Body, env: Environment, *, seconds: float, q0=(0.3, 0.0, 0.1), qd0=(0, 0, 0),
+        velocity=(0, 0, 0), spin=(0, 0, 0), events=(), fps: float = 30.0):
+    dyn = LatentDynamics(body, env)
+    y0 = dyn.initial_state(torch.tensor([q0], dtype=F64), torch.tensor([qd0], dtype=F64),
+                           torch.tensor(velocity, dtype=F64), torch.tensor(spin, dtype=F64))
+    times = torch.arange(int(seconds * fps) + 1, dtype=F64) / fps
+    return dyn, rollout(dyn, y0, times, events=list(events))
+
+
+def drift(roll) -> float:
+    total = roll.energy["total"][:, 0]
+    scale = max(float(roll.energy["kinetic"].max()), float(roll.energy["elastic"].max()))
+    return float((total - total[0]).abs().max()) / scale
+
+
+def test_rotations_are_exact_and_small_angle_safe():
+    theta = torch.tensor([[0.3, -0.2, 0.5], [0.0, 0.0, 0.0], [1e-7, 0.0, 0.0]], dtype=F64)
+    R = exp_so3(theta)
+    eye = torch.eye(3, dtype=F64)
+    assert torch.allclose(R @ R.transpose(1, 2), eye.expand(3, 3, 3), atol=1e-12)
+    assert torch.allclose(torch.linalg.det(R), torch.ones(3, dtype=F64))
+    # a rotation about z by 0.5 rad
+    Rz = exp_so3(torch.tensor([0.0, 0.0, 0.5], dtype=F64))
+    c, s = math.cos(0.5), math.sin(0.5)
+    assert torch.allclose(Rz, torch.tensor([[c, -s, 0], [s, c, 0], [0, 0, 1]], dtype=F64))
+    # d/dt Exp(θ + t J_r⁻¹ ω) at t = 0 is Exp(θ) [ω]x (ω in the body frame)
+    w = torch.tensor([0.2, 0.7, -0.4], dtype=F64)
+    th = theta[0]
+    h = 1e-6
+    dR = (exp_so3(th + h * inv_right_jacobian(th) @ w) - exp_so3(th - h * inv_right_jacobian(
+        th) @ w)) / (2 * h)
+    from neurok_cli.model.dynamics import skew
+    assert torch.allclose(dR, exp_so3(th) @ skew(w), atol=1e-7)
+
+
+@pytest.mark.parametrize("spin", [(0.0, 0.0, 0.0), (1.0, 2.0, 0.5)])
+def test_undamped_free_motion_keeps_its_energy_for_ten_seconds(spin):
+    body = cube_body()
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=False)
+    dyn, roll = run(body, env, seconds=10.0, spin=spin)
+    assert drift(roll) <= 0.02
+    # the elastic modes really oscillate: energy moves between kinetic and elastic
+    assert float(roll.energy["elastic"][:, 0].max()) > 10 * float(
+        roll.energy["elastic"][:, 0].min())
+
+
+def test_free_fall_is_ballistic_and_spin_is_kept():
+    body = cube_body()
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=False)
+    _, roll = run(body, env, seconds=1.0, q0=(0, 0, 0), velocity=(0.5, 0.0, 0.0),
+                  spin=(0.0, 0.0, 1.0))
+    t = roll.times[-1]
+    r = roll.translation[-1, 0]
+    assert torch.allclose(r, torch.tensor([0.5 * t, -0.5 * 9.81 * t**2, 0.0], dtype=F64),
+                          atol=1e-6)
+    # a body spinning about a principal axis keeps spinning: R(1 s) = Rz(1 rad)
+    assert torch.allclose(roll.rotation[-1, 0], exp_so3(torch.tensor([0.0, 0.0, 1.0],
+                                                                    dtype=F64)), atol=1e-6)
+
+
+def test_damping_never_adds_energy():
+    body = cube_body()
+    env = Environment(gravity=(0.0, 0.0, 0.0), ground=False, beta=0.01)
+    _, roll = run(body, env, seconds=3.0, qd0=(5.0, -3.0, 2.0))
+    mech = (roll.energy["kinetic"] + roll.energy["elastic"])[:, 0]
+    assert (mech[1:] <= mech[:-1] + 1e-9).all()
+    assert float(mech[-1]) < 0.5 * float(mech[0])
+    # what left was booked as dissipated
+    assert drift(roll) < 0.01
+
+
+def test_dropped_body_comes_to_rest_on_the_ground():
+    body = cube_body(height=0.6)
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=True, friction=0.8,
+                      contact_rate=float(math.sqrt(16 * 9.81 / (0.005 * 0.5))), beta=0.01)
+    dyn, roll = run(body, env, seconds=3.0, q0=(0, 0, 0), velocity=(0.3, 0.0, 0.0))
+    rest = body.shape.rest
+    final = body.centre + roll.translation[-1, 0] + (
+        body.shape.positions(roll.q[-1]) [0]) @ roll.rotation[-1, 0].T
+    penetration = float((-final[:, 1]).clamp_min(0).max())
+    assert penetration <= 0.01 * 0.5
+    assert float(final[:, 1].min()) < 0.01 * 0.5  # it is on the ground, not hovering
+    assert float(roll.energy["kinetic"][-1, 0]) < 1e-3  # friction stopped the sliding
+    assert float(rest[:, 1].min()) + float(body.centre[1]) > 0.3  # it started in the air
+
+
+def test_pinned_points_stay_put():
+    pinned = torch.zeros(27, dtype=torch.bool)
+    pinned[:9] = True  # the x = -side/2 face
+    body = cube_body(pinned=pinned, stiffness=5000.0)
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=False, pin_rate=300.0, beta=0.005)
+    _, roll = run(body, env, seconds=2.0, q0=(0, 0, 0), qd0=(2.0, 0.0, 0.0))
+    x = body.centre + roll.translation[:, 0, None] + torch.einsum(
+        "tpi,tji->tpj", body.shape.positions(roll.q[:, 0]), roll.rotation[:, 0])
+    moved = (x[:, pinned] - (body.centre + body.shape.rest[pinned])).norm(dim=-1)
+    assert float(moved.max()) < 0.01 * 0.5
+
+
+def test_a_kick_adds_the_work_it_books():
+    body = cube_body()
+    env = Environment(gravity=(0.0, 0.0, 0.0), ground=False)
+    top = body.shape.rest[:, 1] > 0.2
+    kick = Event(time=0.5, mask=top, dv=torch.tensor([1.0, 0.0, 0.0], dtype=F64))
+    _, roll = run(body, env, seconds=1.5, q0=(0, 0, 0), events=[kick])
+    work = roll.energy["work"][:, 0]
+    assert float(work[0]) == 0.0 and float(work[-1]) > 0.0
+    # the momentum given: the top third's mass times 1 m/s, now carried by the whole body
+    v = (roll.translation[-1, 0] - roll.translation[-2, 0]) * 30.0
+    assert float(v[0]) == pytest.approx(float(body.mass[top].sum()) / 18.0, rel=0.02)
+    assert drift(roll) < 0.02
+
+
+def test_wind_does_work_on_a_sheet():
+    body = cube_body()
+    body.closed = False
+    env = Environment(gravity=(0.0, 0.0, 0.0), ground=False, wind=(5.0, 0.0, 0.0))
+    _, roll = run(body, env, seconds=0.5, q0=(0, 0, 0))
+    assert float(roll.translation[-1, 0, 0]) > 0.0
+    assert float(roll.energy["work"][-1, 0]) > 0.0
+
+
+def test_integrate_rejects_unknown_methods():
+    body = cube_body()
+    dyn = LatentDynamics(body, Environment(ground=False))
+    y = dyn.initial_state(torch.zeros(1, 3, dtype=F64), torch.zeros(1, 3, dtype=F64),
+                          torch.zeros(3, dtype=F64), torch.zeros(3, dtype=F64))
+    with pytest.raises(UsageError, match="dopri5"):
+        integrate(dyn, y, 0.0, 0.1, method="euler")
+
+
+def test_dopri5_agrees_with_rk4():
+    body = cube_body()
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=False)
+    dyn = LatentDynamics(body, env)
+    y = dyn.initial_state(torch.tensor([[0.3, 0.0, 0.1]], dtype=F64),
+                          torch.zeros(1, 3, dtype=F64), torch.zeros(3, dtype=F64),
+                          torch.tensor([0.0, 1.0, 0.0], dtype=F64))
+    a = integrate(dyn, y, 0.0, 0.5, method="rk4", step=dyn.step_size() / 10)
+    b = integrate(dyn, y, 0.0, 0.5, method="dopri5", rtol=1e-9, atol=1e-11)
+    assert torch.allclose(a, b, atol=1e-4)
+
+
+def test_quadratic_fit_recovers_a_quadratic_map():
+    torch.manual_seed(0)
+    Q, k = 10, 3
+    A = torch.randn(Q, 3, k, dtype=F64)
+    B = torch.randn(Q, 3, k, k, dtype=F64)
+    B = 0.5 * (B + B.transpose(-1, -2))
+    true = ReducedShape(torch.zeros(Q, 3, dtype=F64), A, B)
+    fit = fit_quadratic(lambda q: true.positions(q), torch.zeros(Q, 3, dtype=F64), k)
+    assert fit.residual < 1e-10
+    assert torch.allclose(fit.shape.linear, A, atol=1e-8)
+    assert torch.allclose(fit.shape.quadratic, B, atol=1e-8)
+    q = torch.randn(4, k, dtype=F64)
+    assert torch.allclose(fit.shape.jacobian(q), true.jacobian(q), atol=1e-8)
