@@ -80,14 +80,20 @@ def _knn_edges(points: np.ndarray, k: int) -> np.ndarray:
     return np.array(sorted(pairs), np.int64).reshape(-1, 2)
 
 
-def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor,
-                inertia_inv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mass-weighted translation (S, 3) and small rotation (S, 3) best explaining disp
-    (S, Q, 3) of points rest (Q, 3) about their centre of mass (the mean-axes condition)."""
+def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Mass-weighted translation (S, 3) and small rotation (S, 3) about the points' centre of
+    mass (3,) best explaining disp (S, P, 3) of points rest (P, 3): the mean-axes condition,
+    or, for a clamp, the rigid part of the pinned points' motion (rotations the points do
+    not determine, e.g. about the line of a pinned edge, are left in the deformation)."""
     m = mass[None, :, None]
+    centre = (mass[:, None] * rest).sum(0) / mass.sum()
+    r = rest - centre
+    inertia = (mass[:, None, None] * (r.pow(2).sum(-1)[:, None, None] * torch.eye(
+        3, dtype=r.dtype) - r[:, :, None] * r[:, None, :])).sum(0)
     t = (m * disp).sum(1) / mass.sum()
-    moment = (m * torch.cross(rest.expand_as(disp), disp - t[:, None], dim=-1)).sum(1)
-    return t, moment @ inertia_inv.T
+    moment = (m * torch.cross(r.expand_as(disp), disp - t[:, None], dim=-1)).sum(1)
+    return t, moment @ torch.linalg.pinv(inertia, rtol=1e-6).T, centre
 
 
 def auto_category(vertices: np.ndarray, faces: np.ndarray) -> str:
@@ -177,10 +183,11 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     normals = _vertex_normals(v, faces)[dyn_idx]
     f64 = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
     mass_t, rest_t = f64(mass), f64(rest_body)
-    inertia = (mass_t[:, None, None] * (rest_t.pow(2).sum(-1)[:, None, None]
-               * torch.eye(3, dtype=torch.float64) - rest_t[:, :, None] * rest_t[:, None, :])
-               ).sum(0)
-    inertia_inv = torch.linalg.pinv(inertia)
+    pinned_dyn = pinned_v[dyn_idx]
+    # a pinned beam is clamped: its frame is held and the deformation is measured from the
+    # clamp; anything else floats, its deformation measured from its mean axes
+    clamped = cfg.category == "beam" and bool(pinned_dyn.any())
+    ref = np.flatnonzero(pinned_dyn) if clamped else np.arange(len(dyn_idx))
 
     def displacement_all(q: torch.Tensor) -> torch.Tensor:
         """q (S, k_q) -> decoded displacement at every query point, metres, rigid part
@@ -193,10 +200,10 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                 d = model.decode(z, prior.repeat(n), query.repeat(n, 1, 1))
             outs.append(d.to(torch.float64).cpu() * size)
         d = torch.cat(outs)
-        t, w = _rigid_part(d[:, dyn_in_query], rest_t, mass_t, inertia_inv)
-        q_body = f64(v[query_idx] - com)
+        t, w, centre = _rigid_part(d[:, dyn_in_query[ref]], rest_t[ref], mass_t[ref])
+        arm = f64(v[query_idx] - com) - centre
         return d - t[:, None] - torch.cross(w[:, None].expand(-1, len(query_idx), 3),
-                                            q_body.expand(len(d), -1, -1), dim=-1)
+                                            arm.expand(len(d), -1, -1), dim=-1)
 
     gen = torch.Generator().manual_seed(cfg.seed)
     fit = fit_quadratic(lambda q: displacement_all(q)[:, dyn_in_query], rest_t, k_q,
@@ -211,8 +218,8 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     body = Body(shape=fit.shape, mass=mass_t, normals=f64(normals),
                 areas=f64(share), edges=torch.as_tensor(edges),
                 stiffness=torch.full((len(edges),), k_edge, dtype=torch.float64),
-                pinned=torch.as_tensor(pinned_v[dyn_idx]), centre=f64(com),
-                closed=cfg.category != "cloth")
+                pinned=torch.as_tensor(pinned_dyn), centre=f64(com),
+                closed=cfg.category != "cloth", clamped=clamped)
     g = max(float(np.linalg.norm(cond.gravity)), 9.81)
     rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
     env = Environment(gravity=tuple(cond.gravity), ground=cond.ground, friction=cond.friction,

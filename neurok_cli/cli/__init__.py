@@ -7,6 +7,7 @@ import typer
 from .. import __version__
 from .animate import animate
 from .dataset import dataset_app
+from .evaluate import calibrate, evaluate
 from .info import info
 from .preview import preview
 from .simulate import simulate
@@ -19,6 +20,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.command()(animate)
+app.command()(calibrate)
+app.command("eval")(evaluate)
 app.command()(info)
 app.command()(preview)
 app.command()(simulate)

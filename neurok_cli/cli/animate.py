@@ -58,8 +58,7 @@ def animate(
     renderer: Annotated[str, Opt(help="Video renderer: auto, gl or numpy.")] = "auto",
     json_out: Annotated[bool, Opt("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Animate a static asset: physics in the learned latent space, written as glTF, frames
-    or video."""
+    """Animate a static asset through the learned latent space (glTF, frames or video)."""
     from ..animate import AnimateConfig, Overrides, report_rows
     from ..animate import animate as run_animate
     from ..io.export import ExportOptions

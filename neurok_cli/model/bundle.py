@@ -6,6 +6,7 @@ weights' sha256 is recorded in config.json and checked on load.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -119,6 +120,25 @@ def _swap_in(tmp: Path, folder: Path) -> None:
     os.replace(folder, old / "bundle")
     os.replace(tmp, folder)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def update_bundle_config(folder: str | os.PathLike[str], **entries) -> dict:
+    """Set top-level entries of a bundle's config.json (e.g. ``calibration``, ``metrics``),
+    atomically; the weights and their checksum are untouched. Returns the new config."""
+    folder = Path(folder)
+    config = read_bundle_config(folder)
+    config.update(entries)
+    fd, tmp = tempfile.mkstemp(prefix=f".{CONFIG}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(config, indent=2) + "\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, folder / CONFIG)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return config
 
 
 def read_bundle_config(folder: str | os.PathLike[str]) -> dict:

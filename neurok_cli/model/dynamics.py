@@ -42,6 +42,7 @@ LATENT_INERTIA = 0.02  # see LatentDynamics.__init__
 BOUND_RATE = 3.0  # frequency of the latent bound, in multiples of the fastest elastic mode
 MAX_STRIDE = 0.1  # the most one step may move q, in units of the latent bound's radius
 BURST = 2  # rk4 steps between two re-sizings of the step
+MIN_STEP = 5e-4  # s: below this the accuracy bound gives way to the stability bound
 STABILITY = 1.5  # RK4 step x fastest contact/pin/damping rate (stable below ~2.8)
 
 
@@ -58,6 +59,7 @@ class Body:
     pinned: Tensor  # (Q,) bool
     centre: Tensor  # (3,) world position of the body origin at rest, m
     closed: bool = True  # a solid (wind pushes its windward side only) or a sheet
+    clamped: bool = False  # the frame is held (pins hold a clamp): only q moves
     q_radius: float = 3.0  # the latent bound: |q| beyond it is pushed back (see _bound)
 
 
@@ -144,6 +146,14 @@ class LatentDynamics(nn.Module):
         a, b = body.edges[:, 0], body.edges[:, 1]
         self.rest_length = (body.shape.rest[a] - body.shape.rest[b]).norm(dim=-1)  # (E,)
         self.pin_target = body.centre + body.shape.rest[body.pinned]  # (P, 3) world
+        # each pin holds an equal share of the whole body's weight (a pinned region can be a
+        # sliver of the mass: the engine's clamped nodes are infinitely stiff)
+        n_pins = int(body.pinned.sum())
+        self.pin_mass = torch.full((n_pins,), float(body.mass.sum()) / max(n_pins, 1),
+                                   **f64)
+        self.free = torch.ones(6 + self.k, dtype=torch.bool)
+        if body.clamped:
+            self.free[:6] = False
         self.mass_total = float(body.mass.sum())
         # Rayleigh damping from the metric and the elastic Hessian at rest
         A = body.shape.linear  # (Q, 3, k)
@@ -160,8 +170,9 @@ class LatentDynamics(nn.Module):
         self.q_radius = body.q_radius
         # as stiff as the stiffest spring in the scene, so that no contact or pin load can
         # push a coordinate far outside the fitted region
+        self.bound_stiffness = torch.zeros(self.k, dtype=torch.float64)
         rate = max(BOUND_RATE * self.elastic_rate(), env.contact_rate if env.ground else 0.0,
-                   env.pin_rate if bool(body.pinned.any()) else 0.0, 1.0)
+                   self.pin_rate() if bool(body.pinned.any()) else 0.0, 1.0)
         self.bound_stiffness = rate**2 * self.M0.diagonal()  # (k,): per-axis frequency ~ rate
         self.evaluations = 0
 
@@ -197,6 +208,15 @@ class LatentDynamics(nn.Module):
         M = torch.einsum("spia,p,spib->sab", W, self.body.mass, W)
         M[:, 6:, 6:] += self.latent_inertia
         return M
+
+    def _solve(self, M: Tensor, rhs: Tensor) -> Tensor:
+        """M^-1 rhs over the free coordinates (the others stay still)."""
+        if bool(self.free.all()):
+            return torch.linalg.solve(M, rhs)
+        f = self.free
+        out = torch.zeros_like(rhs)
+        out[:, f] = torch.linalg.solve(M[:, f][:, :, f], rhs[:, f])
+        return out
 
     def _bound(self, q: Tensor) -> tuple[Tensor, Tensor]:
         """The latent bound: each reduced coordinate beyond ±q_radius (the region the decoder
@@ -254,7 +274,7 @@ class LatentDynamics(nn.Module):
             energies["contact"] = 0.5 * kc * (self.body.mass * pen**2).sum(-1)
         if self.body.pinned.any():
             kp, cp = self.env.pin_rate**2, 2.0 * self.env.pin_rate
-            pm = self.body.mass[self.body.pinned][None, :, None]
+            pm = self.pin_mass[None, :, None]
             err = x[:, self.body.pinned] - self.pin_target
             damp = -cp * pm * xdot[:, self.body.pinned]
             pin = torch.zeros_like(x)
@@ -288,7 +308,7 @@ class LatentDynamics(nn.Module):
         rhs = torch.einsum("spia,spi->sa", W, g_body)
         damping = qd @ self.D  # (S, k)
         rhs[:, 6:] += self._bound(fr["q"])[0] - damping
-        acc = torch.linalg.solve(self._mass_matrix(W), rhs)  # (S, n)
+        acc = self._solve(self._mass_matrix(W), rhs)  # (S, n)
         theta_dot = (inv_right_jacobian(fr["th"]) @ w[..., None])[..., 0]
         xdot = fr["xdot"]
         p_diss = (damping * qd).sum(-1) - (dissipative * xdot).sum((-1, -2))
@@ -330,7 +350,7 @@ class LatentDynamics(nn.Module):
         W = fr["W"]
         rhs = torch.einsum("spia,spi->sa", W, impulse @ fr["R"])
         M = self._mass_matrix(W)
-        dvel = torch.linalg.solve(M, rhs)
+        dvel = self._solve(M, rhs)
         vel = torch.cat([fr["v"], fr["w"], fr["qd"]], -1)
         added = 0.5 * torch.einsum("sa,sab,sb->s", vel + dvel, M, vel + dvel) \
             - 0.5 * torch.einsum("sa,sab,sb->s", vel, M, vel)
@@ -347,6 +367,24 @@ class LatentDynamics(nn.Module):
         lam = torch.linalg.eigvalsh(Linv @ self.K0 @ Linv.T).clamp_min(0.0)
         return float(lam.max().sqrt())
 
+    def pin_rate(self) -> float:
+        """The fastest pin oscillation (1/s) at rest: sqrt of the largest eigenvalue of
+        M^-1 K_pin over the free coordinates, K_pin = sum_i k_i W_i^T W_i (the pins weigh
+        the whole body, so this is far above the per-unit-mass pin rate)."""
+        y = self.initial_state(torch.zeros(1, self.k, dtype=torch.float64),
+                               torch.zeros(1, self.k, dtype=torch.float64),
+                               torch.zeros(3, dtype=torch.float64),
+                               torch.zeros(3, dtype=torch.float64))
+        W_all = self._frame(y)["W"]
+        idx = torch.nonzero(self.free)[:, 0]
+        W = W_all[0][self.body.pinned][:, :, idx]  # (P, 3, f)
+        M = self._mass_matrix(W_all)[0][idx][:, idx]
+        K = torch.einsum("pia,p,pib->ab", W, self.env.pin_rate**2 * self.pin_mass, W)
+        L = torch.linalg.cholesky(M)
+        Linv = torch.linalg.inv(L)
+        lam = torch.linalg.eigvalsh(Linv @ K @ Linv.T)
+        return float(lam.max().clamp_min(0).sqrt())
+
     def step_size(self, accuracy: float = ACCURACY, stability: float = STABILITY) -> float:
         """A fixed RK4 step (s): ``accuracy`` / the fastest elastic mode, so that it keeps
         its energy (RK4 loses ~(h w)^6 / 72 of it per step), and ``stability`` / the fastest
@@ -356,8 +394,11 @@ class LatentDynamics(nn.Module):
         if self.env.ground:
             fast += [self.env.contact_rate, 2 * self.env.contact_damping * self.env.contact_rate]
         if bool(self.body.pinned.any()):
-            fast += [2.0 * self.env.pin_rate]
-        return min(accuracy / max(omega, 1e-9), stability / max(max(fast), 1e-9))
+            fast += [2.0 * self.pin_rate()]
+        # accuracy for the slow modes; a mode too fast to follow at MIN_STEP is only kept
+        # stable (RK4 then damps it numerically, as a real material's damping would)
+        follow = max(accuracy / max(omega, 1e-9), min(MIN_STEP, STABILITY / max(omega, 1e-9)))
+        return min(follow, stability / max(max(fast), 1e-9))
 
     def step_now(self, y: Tensor, base: float) -> float:
         """``base``, shortened where the state asks for it: the fastest elastic mode at the
@@ -382,7 +423,8 @@ class LatentDynamics(nn.Module):
         self.evaluations = evaluations
         speed, acc = fr["qd"].abs(), qdd.abs()
         h = 2 * stride / (speed + (speed**2 + 2 * acc * stride).sqrt()).clamp_min(1e-300)
-        return min(base, ACCURACY / max(omega, 1e-9), float(h.min()))
+        follow = max(ACCURACY / max(omega, 1e-9), min(MIN_STEP, STABILITY / max(omega, 1e-9)))
+        return min(base, follow, float(h.min()))
 
     def initial_state(self, q: Tensor, qdot: Tensor, velocity: Tensor, spin: Tensor) -> Tensor:
         """y0 (S, 2n + 2) at rest orientation: q, q̇ (S, k); velocity, spin (3,) world."""
@@ -390,6 +432,8 @@ class LatentDynamics(nn.Module):
         zeros3 = torch.zeros(S, 3, dtype=torch.float64)
         v = velocity.expand(S, 3).to(torch.float64)
         w = (spin.to(torch.float64) @ self.R_ref[0]).expand(S, 3)  # body frame
+        if self.body.clamped:  # a held frame does not move
+            v, w = torch.zeros_like(v), torch.zeros_like(w)
         return torch.cat([zeros3, zeros3, q, v, w, qdot, torch.zeros(S, 2, dtype=torch.float64)],
                          -1)
 

@@ -1,0 +1,106 @@
+"""``neurok eval`` and ``neurok calibrate``: load a bundle, run the suite, write JSON and plots."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from ..data.format import read_header
+from ..errors import UsageError
+from ..io.atomic import atomic_path
+from .suite import EvalConfig, calibrate, inverse_kinematics, plausibility, rollout_errors
+
+Progress = Callable[[str, int, int], None]
+
+
+def _load(weights: str, device: str):
+    from ..animate import resolve_weights
+    from ..model import load_bundle
+
+    folder = resolve_weights(weights)
+    model, config = load_bundle(folder, device)
+    return folder, model, config
+
+
+def evaluate(data: str | Path, weights: str, *, split: str = "test", device: str = "auto",
+             cfg: EvalConfig | None = None, parts: tuple[str, ...] = ("ik", "prior", "rollout"),
+             progress: Progress | None = None) -> dict:
+    """The evaluation report of ``weights`` on ``split`` of the dataset at ``data``."""
+    import torch
+
+    cfg = cfg or EvalConfig()
+    unknown = set(parts) - {"ik", "prior", "rollout"}
+    if unknown:
+        raise UsageError(f"unknown evaluation part(s) {', '.join(sorted(unknown))}; choose "
+                         "from ik, prior, rollout")
+    read_header(data)  # a clear error when this is not a dataset
+    folder, model, config = _load(weights, device)
+    torch.manual_seed(cfg.seed)
+    say = progress or (lambda *_: None)
+    report = {"data": str(data), "split": split, "weights": str(folder),
+              "config": asdict(cfg), "calibration": config.get("calibration")}
+    t0 = time.perf_counter()
+    if "ik" in parts:
+        report["inverse_kinematics"] = inverse_kinematics(
+            model, data, split, cfg, lambda i, n: say("inverse kinematics", i, n))
+    if "prior" in parts:
+        report["plausibility"] = plausibility(model, data, split, cfg,
+                                              lambda i, n: say("prior samples", i, n))
+    if "rollout" in parts and cfg.rollouts > 0:
+        report["rollout"] = rollout_errors(model, data, split, cfg, config.get("calibration"),
+                                           lambda i, n: say("rollouts", i, n))
+    report["wall_s"] = time.perf_counter() - t0
+    return report
+
+
+def write_report(report: dict, path: str | Path) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def plot_report(report: dict, path: str | Path) -> None:
+    """Per-category bars (IK Chamfer and reconstruction against the rest pose) and the
+    rollout error over time, in one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    ik = report.get("inverse_kinematics")
+    if ik:
+        cats = [c for c in ik["chamfer"] if c != "all"]
+        x = range(len(cats))
+        axes[0].bar([i - 0.2 for i in x], [ik["chamfer"][c] for c in cats], 0.4, label="NeuROK IK")
+        axes[0].bar([i + 0.2 for i in x], [ik["rest_chamfer"][c] for c in cats], 0.4,
+                    label="rest pose")
+        axes[0].set_xticks(list(x), cats)
+        axes[0].set_ylabel("Chamfer-L1 (bbox diagonal)")
+        axes[0].legend()
+    roll = report.get("rollout")
+    if roll:
+        for cat, curve in roll["curve"].items():
+            axes[1].plot([i / 30.0 for i in range(len(curve))], curve, label=cat)
+        axes[1].set_xlabel("time (s)")
+        axes[1].set_ylabel("mean vertex error (bbox diagonal)")
+        axes[1].legend()
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+
+
+def calibrate_bundle(data: str | Path, weights: str, *, split: str = "val",
+                     per_category: int = 3, device: str = "auto",
+                     progress: Callable[[int, int], None] | None = None) -> dict:
+    """Fit the per-category stiffness scale on ``split`` and store it in the bundle."""
+    from ..model.bundle import update_bundle_config
+
+    read_header(data)
+    folder, model, _ = _load(weights, device)
+    result = calibrate(model, data, split, per_category=per_category, progress=progress)
+    update_bundle_config(folder, calibration=result)
+    return result

@@ -1,0 +1,261 @@
+"""What ``neurok eval`` measures over a dataset split (DESIGN.md §7), and the calibration of
+the latent physics against the engine.
+
+- inverse kinematics: fit z to a held-out deformed frame, decode, Chamfer-L1 over 10k surface
+  samples each way (unit: the target's bounding-box diagonal), against the rest pose;
+- reconstruction: posterior mean decoded at every vertex, mean vertex error (same unit);
+- plausibility of prior samples: edge strain and volume change of decoded draws next to those
+  of the split's own frames;
+- rollout: the latent motion from a sequence's first frame under its own conditions, mean
+  vertex error over time against the engine (unit: the rest shape's diagonal), against the
+  rest pose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
+from ..data.format import load_sequence
+from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
+from ..model import NeurokModel
+from ..motion import MotionConfig, latent_motion
+from ..sim.conditions import Conditions, Impulse, SimMaterial
+from ..sim.scene import closed_volume
+from ..sim.setup import DEFAULT_BEAM_PIN
+from .metrics import bbox_diagonal, chamfer_l1, mean_vertex_error
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class EvalConfig:
+    pairs: int = 48  # inverse-kinematics / reconstruction pairs (stratified by category)
+    samples: int = 10_000  # surface samples each way for Chamfer-L1
+    ik_steps: int = 200
+    draws: int = 4  # prior samples per object for plausibility
+    objects: int = 24  # objects for plausibility
+    rollouts: int = 24  # sequences rolled out (stratified); 0 = skip
+    seconds: float = 2.0
+    seed: int = 0
+
+
+def _group(rows: list[tuple[str, dict]], keys: list[str]) -> dict[str, dict[str, float]]:
+    cats = sorted({c for c, _ in rows})
+    out: dict[str, dict[str, float]] = {}
+    for key in keys:
+        out[key] = {c: float(np.mean([r[key] for cc, r in rows if cc == c])) for c in cats}
+        out[key]["all"] = float(np.mean([r[key] for _, r in rows])) if rows else float("nan")
+    out["count"] = {c: float(sum(1 for cc, _ in rows if cc == c)) for c in cats}
+    out["count"]["all"] = float(len(rows))
+    return out
+
+
+def _stratified(ds: PairDataset, count: int, seed: int) -> list[int]:
+    rng = np.random.default_rng([seed, 7])
+    members = [np.flatnonzero(np.array(ds.category_of) == c) for c in ds.categories]
+    picks = [rng.permutation(m) for m in members]
+    out = []
+    for j in range(count):
+        m = picks[j % len(picks)]
+        i = j // len(picks)
+        if i < len(m):
+            out.append(int(m[i]))
+    return out
+
+
+def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
+                       progress: Progress | None = None) -> dict:
+    """IK Chamfer-L1 and reconstruction vertex error per category, with rest baselines."""
+    mc = model.cfg
+    ds = PairDataset(folder, split, SamplingConfig(n_points=mc.n_points, n_query=mc.n_query,
+                                                   seed=cfg.seed).without_augmentation())
+    pairs = ds.fixed_pairs(cfg.pairs)
+    dev = next(model.parameters()).device
+    rows = []
+    for j, it in enumerate(pairs):
+        entry = ds.sequence(int(it["seq"]))
+        a, b = int(it["frame_a"]), int(it["frame_b"])
+        va, vb = entry.frames[a].astype(np.float64), entry.frames[b].astype(np.float64)
+        rot, shift = kabsch(vb, va)
+        vb = vb @ rot.T + shift
+        centre, scale = canonical_transform(va)
+        va, vb = (va - centre) * scale, (vb - centre) * scale
+        rng = np.random.default_rng([cfg.seed, 11, j])
+        pts, fidx, bary = sample_surface(va, entry.faces, cfg.samples, rng)
+        target = barycentric_points(vb, entry.faces, fidx, bary)
+        t = lambda x: torch.as_tensor(np.asarray(x, np.float32), device=dev)[None]  # noqa
+        with torch.no_grad():
+            prior = model.encode_prior(t(it["points"]), t(it["normals"]))
+            mu_q, _ = model.encode_posterior(t(it["points"]), t(it["normals"]),
+                                             t(it["delta_points"]), prior)
+        z = model.fit_latent(prior, t(it["query"]), t(it["delta_query"]), steps=cfg.ik_steps)
+        with torch.no_grad():
+            dense = torch.cat([model.decode(z, prior, chunk) for chunk in
+                               t(pts).split(4096, dim=1)], dim=1)[0].cpu().numpy()
+            verts = torch.cat([model.decode(mu_q, prior, chunk) for chunk in
+                               t(va).split(4096, dim=1)], dim=1)[0].cpu().numpy()
+        diag = bbox_diagonal(vb)
+        rows.append((ds.category_of[int(it["seq"])], {
+            "chamfer": chamfer_l1(pts + dense, target),
+            "rest_chamfer": chamfer_l1(pts, target),
+            "vertex_error": mean_vertex_error(va + verts, vb, diag),
+            "rest_vertex_error": mean_vertex_error(va, vb, diag)}))
+        if progress:
+            progress(j + 1, len(pairs))
+    return _group(rows, ["chamfer", "rest_chamfer", "vertex_error", "rest_vertex_error"])
+
+
+def _edges(faces: np.ndarray) -> np.ndarray:
+    e = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
+    return np.unique(e, axis=0)
+
+
+def _strain(rest: np.ndarray, x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    length0 = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=-1)
+    length = np.linalg.norm(x[..., edges[:, 0], :] - x[..., edges[:, 1], :], axis=-1)
+    return np.abs(length / np.maximum(length0, 1e-12) - 1.0)
+
+
+def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
+                 progress: Progress | None = None) -> dict:
+    """Decoded prior samples vs the split's own frames: per-sequence mean and 99th percentile
+    of edge strain |l / l0 - 1|, and |V / V0 - 1| for closed solids; NaN count."""
+    ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed))
+    dev = next(model.parameters()).device
+    mc = model.cfg
+    gen = torch.Generator().manual_seed(cfg.seed)
+    picks = _stratified(ds, cfg.objects, cfg.seed)
+    rows_model, rows_data, nans = [], [], 0
+    for j, idx in enumerate(picks):
+        entry = ds.sequence(idx)
+        rest = entry.frames[0].astype(np.float64)
+        centre, scale = canonical_transform(rest)
+        vc = (rest - centre) * scale
+        rng = np.random.default_rng([cfg.seed, 13, j])
+        pts, fidx, _ = sample_surface(vc, entry.faces, mc.n_points, rng)
+        nrm = face_normals(vc, entry.faces)[fidx]
+        t = lambda x: torch.as_tensor(np.asarray(x, np.float32), device=dev)[None]  # noqa
+        with torch.no_grad():
+            prior = model.encode_prior(t(pts), t(nrm))
+            z = model.sample(prior, cfg.draws, gen)[:, 0]  # (n, k)
+            d = model.decode(z, prior.repeat(cfg.draws), t(vc).repeat(cfg.draws, 1, 1))
+        x = vc + d.cpu().numpy().astype(np.float64)
+        nans += int((~np.isfinite(x)).any(axis=(1, 2)).sum())
+        edges = _edges(entry.faces)
+        cat = ds.category_of[idx]
+        solid = cat != "cloth" and closed_volume(vc, entry.faces) > 0
+        frames = (entry.frames.astype(np.float64) - centre) * scale
+        for rows, shapes in ((rows_model, x), (rows_data, frames[1:])):
+            s = _strain(vc, shapes, edges)
+            row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99))}
+            if solid:
+                v0 = closed_volume(vc, entry.faces)
+                row["volume_change"] = float(np.mean([abs(closed_volume(f, entry.faces) / v0
+                                                          - 1.0) for f in shapes]))
+            rows.append((cat, row))
+        if progress:
+            progress(j + 1, len(picks))
+
+    def summary(rows):
+        out = _group([(c, {k: r[k] for k in ("strain_mean", "strain_p99")}) for c, r in rows],
+                     ["strain_mean", "strain_p99"])
+        vol = [(c, r) for c, r in rows if "volume_change" in r]
+        if vol:
+            out["volume_change"] = _group(vol, ["volume_change"])["volume_change"]
+        return out
+
+    return {"samples": summary(rows_model), "data": summary(rows_data), "nan_samples": nans,
+            "draws": cfg.draws * len(picks)}
+
+
+def sequence_motion_config(meta: dict, seconds: float, fps: float) -> MotionConfig:
+    """The latent counterpart of a generated sequence: its category, material and
+    conditions (beams pinned where the engine pins them by default)."""
+    c = dict(meta["conditions"])
+    impulses = [Impulse(region=i["region"], velocity=tuple(i["velocity"]), time=i["time"])
+                for i in c.pop("impulses", [])]
+    cond = Conditions(**{**c, "impulses": impulses})
+    category = meta["category"]
+    if category == "beam" and not cond.pins:
+        cond.pins = [DEFAULT_BEAM_PIN]
+    return MotionConfig(category=category, material=SimMaterial(**meta["material"]),
+                        conditions=cond, seconds=seconds, fps=fps)
+
+
+def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
+                   calibration: dict | None = None, progress: Progress | None = None,
+                   picks: list[int] | None = None) -> dict:
+    """Latent rollouts of sequences from their first frame under their own conditions:
+    mean vertex error over ``cfg.seconds`` and per frame, per category, against the rest
+    pose. ``calibration``: {category: {"stiffness": s, "damping": d}}."""
+    ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed), cache=False)
+    picks = picks if picks is not None else _stratified(ds, cfg.rollouts, cfg.seed)
+    rows, curves = [], {}
+    for j, idx in enumerate(picks):
+        seq = load_sequence(ds.files[idx])
+        mcfg = sequence_motion_config(seq.meta, cfg.seconds, float(seq.fps))
+        cal = (calibration or {}).get(mcfg.category, {})
+        mcfg = replace(mcfg, stiffness=float(cal.get("stiffness", 1.0)),
+                       damping_scale=float(cal.get("damping", 1.0)), seed=cfg.seed)
+        truth = np.asarray(seq.frames, np.float64)
+        n = min(len(truth), int(round(cfg.seconds * seq.fps)) + 1)
+        truth = truth[:n]
+        diag = bbox_diagonal(truth[0])
+        try:
+            motion = latent_motion(model, truth[0], np.asarray(seq.faces), mcfg)
+            pred = motion.frames[0][:n]
+            err = np.linalg.norm(pred - truth, axis=-1).mean(axis=-1) / diag  # (T,)
+            failed = False
+        except FloatingPointError:
+            err, failed = np.full(n, np.nan), True
+        rest = np.linalg.norm(truth[0][None] - truth, axis=-1).mean(axis=-1) / diag
+        rows.append((mcfg.category, {"error": float(np.nanmean(err)) if not failed else 1.0,
+                                     "rest_error": float(rest.mean()), "failed": float(failed)}))
+        curves.setdefault(mcfg.category, []).append(err)
+        if progress:
+            progress(j + 1, len(picks))
+    out = _group(rows, ["error", "rest_error", "failed"])
+    out["curve"] = {c: np.nanmean(np.stack(v), axis=0).tolist() for c, v in curves.items()}
+    return out
+
+
+CALIBRATION_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
+
+
+def calibrate(model: NeurokModel, folder, split: str = "val", *, per_category: int = 3,
+              seconds: float = 2.0, grid: tuple[float, ...] = CALIBRATION_GRID, seed: int = 0,
+              progress: Progress | None = None) -> dict:
+    """The stiffness scale per category whose latent rollouts best match the engine on
+    ``per_category`` sequences of ``split`` (mean vertex error over ``seconds``), searched
+    over ``grid``. Returns {category: {"stiffness", "damping", "error", "rest_error",
+    "errors": [error per grid value]}}."""
+    ds = PairDataset(folder, split, SamplingConfig(seed=seed), cache=False)
+    picks = _stratified(ds, per_category * len(ds.categories), seed)
+    by_cat: dict[str, list[int]] = {}
+    for idx in picks:
+        by_cat.setdefault(ds.category_of[idx], []).append(idx)
+    cfg = EvalConfig(seconds=seconds, seed=seed)
+    total = len(grid) * len(picks)
+    done = 0
+    out = {}
+    for cat, idxs in sorted(by_cat.items()):
+        errors = []
+        rest = None
+        for s in grid:
+            res = rollout_errors(model, folder, split, cfg, {cat: {"stiffness": s}},
+                                 picks=idxs)
+            errors.append(res["error"]["all"])
+            rest = res["rest_error"]["all"]
+            done += len(idxs)
+            if progress:
+                progress(done, total)
+        best = int(np.argmin(errors))
+        out[cat] = {"stiffness": grid[best], "damping": 1.0, "error": errors[best],
+                    "rest_error": rest, "errors": errors, "grid": list(grid),
+                    "sequences": len(idxs), "split": split, "seconds": seconds}
+    return out

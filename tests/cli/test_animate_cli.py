@@ -1,0 +1,102 @@
+"""``neurok animate`` end to end with the shipped weights, on real assets."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from neurok_cli.cli import app
+from neurok_cli.io.gltf_doc import load_document
+from neurok_cli.io.gltf_read import read_animated
+from neurok_cli.io.mesh import load_mesh
+from tests.conftest import assert_one_error_line, assert_valid_gltf, asset_path
+
+runner = CliRunner()
+
+
+def animate(*args: str):
+    return runner.invoke(app, ["animate", *map(str, args)])
+
+
+def ours(path):
+    """Frames of the animations neurok added (the file may carry its own before them)."""
+    doc = load_document(path)
+    names = [a.get("name", "") for a in doc.json["animations"]]
+    picks = [i for i, n in enumerate(names) if n.startswith("neurok_")]
+    return [read_animated(path, animations=[i]).frames for i in picks]
+
+
+def test_penguin_drops_onto_the_ground_in_a_valid_glb(tmp_path):
+    out = tmp_path / "p.glb"
+    result = animate(asset_path("penguin"), "-o", out, "--seconds", "3", "--size", "0.5",
+                     "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["category"] == "soft" and report["preset"] == "drop"
+    assert report["frames"] == 91 and report["samples"] == 1
+    assert_valid_gltf(out)
+    (frames,) = ours(out)
+    rest = load_mesh(asset_path("penguin")).vertices
+    scale = np.ptp(rest, axis=0).max()
+    assert np.isfinite(frames).all()
+    low = frames[:, :, 1].min(axis=1)
+    # dropped from half its size above the ground it falls by about that much ...
+    assert low.min() < rest[:, 1].min() - 0.4 * scale
+    # ... and no deeper than 1 % of its size into the ground (0.5 x size below its start)
+    assert low.min() > rest[:, 1].min() - 0.5 * scale - 0.01 * scale
+    assert np.abs(frames[-1] - frames[-2]).max() < 0.02 * scale  # it has settled
+
+
+def test_same_seed_same_bytes_and_samples_differ(tmp_path):
+    src = asset_path("spot")
+    a, b = tmp_path / "a.glb", tmp_path / "b.glb"
+    for out in (a, b):
+        result = animate(src, "-o", out, "--seconds", "1", "--samples", "2", "--seed", "3",
+                         "--preset", "wobble")
+        assert result.exit_code == 0, result.output
+    assert a.read_bytes() == b.read_bytes()
+    assert_valid_gltf(a)
+    first, second = ours(a)
+    assert first.shape == second.shape and np.abs(first - second).max() > 0
+
+
+def test_pinned_beam_sways_and_its_clamp_stays_put(tmp_path):
+    """A long box pinned at x < 0.05 (the sway preset for beams)."""
+    src = tmp_path / "beam.obj"
+    x, y, z = np.meshgrid([0.0, 1.0], [0.0, 0.08], [0.0, 0.08], indexing="ij")
+    import trimesh
+
+    box = trimesh.creation.box(extents=(1.0, 0.08, 0.08))
+    box = box.subdivide().subdivide().subdivide()
+    box.export(src)
+    out = tmp_path / "beam.glb"
+    result = animate(src, "-o", out, "--seconds", "2", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["category"] == "beam" and report["preset"] == "sway"
+    (frames,) = ours(out)
+    rest = load_mesh(src).vertices
+    held = rest[:, 0] - rest[:, 0].min() < 0.05 * np.ptp(rest[:, 0])
+    assert np.abs(frames[:, held] - rest[held]).max() < 1e-5
+    tip = rest[:, 0] > rest[:, 0].max() - 0.05
+    assert np.abs(frames[:, tip] - rest[tip]).max() > 1e-3  # the free end moves
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["missing.obj", "-o", "x.glb"], "missing.obj"),
+    (["{spot}", "-o", "x.glb", "--preset", "jump"], "--preset"),
+    (["{spot}", "-o", "x.glb", "--material", "rubber"], "--material"),
+    (["{spot}", "-o", "x.glb", "--weights", "nowhere"], "--weights"),
+    (["{spot}", "-o", "x.xyz"], "output format"),
+    (["{spot}", "-o", "x.glb", "--pin", "y>2"], "selects no"),
+    (["{spot}", "-o", "x.glb", "--samples", "0"], "--samples"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, needle):
+    args = [a.replace("{spot}", str(asset_path("spot"))) for a in args]
+    args = [str(tmp_path / a) if a.endswith((".glb", ".xyz")) else a for a in args]
+    result = animate(*args)
+    assert_one_error_line(result, needle)
+    assert not list(tmp_path.glob("*"))
