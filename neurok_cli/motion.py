@@ -21,7 +21,7 @@ from .model.dynamics import Body, Environment, Event, LatentDynamics, Rollout, r
 from .model.reduced import fit_quadratic
 from .sim.conditions import Conditions, SimMaterial, select_region
 from .sim.engine import AIR_DENSITY, DRAG
-from .sim.scene import closed_volume, total_mass
+from .sim.scene import total_mass
 
 PENETRATION = 0.005  # contact and pin springs: static sag of a point carrying 16x its share
 SPRING_NEIGHBOURS = 8  # elastic graph: each dynamics point to its nearest ones
@@ -96,10 +96,20 @@ def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor
     return t, moment @ torch.linalg.pinv(inertia, rtol=1e-6).T, centre
 
 
+def open_boundary(vertices: np.ndarray, faces: np.ndarray) -> float:
+    """Length of the surface's open boundary (edges of one face) over sqrt(its area): 0 for
+    a watertight solid, small for a solid with a few holes, ~4 for a square sheet."""
+    e = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
+    edges, counts = np.unique(e, axis=0, return_counts=True)
+    b = edges[counts == 1]
+    length = np.linalg.norm(vertices[b[:, 0]] - vertices[b[:, 1]], axis=1).sum()
+    return float(length / max(np.sqrt(face_areas(vertices, faces).sum()), 1e-300))
+
+
 def auto_category(vertices: np.ndarray, faces: np.ndarray) -> str:
     """cloth for open or flat surfaces, beam for long slender solids, else soft."""
     ext = np.sort(np.ptp(vertices, axis=0))[::-1]
-    if closed_volume(vertices, faces) <= 1e-12 * ext[0] ** 3 or ext[2] < 0.02 * ext[0]:
+    if open_boundary(vertices, faces) > 1.0 or ext[2] < 0.02 * ext[0]:
         return "cloth"
     if ext[0] >= 4.0 * ext[1]:
         return "beam"
@@ -189,24 +199,28 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     clamped = cfg.category == "beam" and bool(pinned_dyn.any())
     ref = np.flatnonzero(pinned_dyn) if clamped else np.arange(len(dyn_idx))
 
-    def displacement_all(q: torch.Tensor) -> torch.Tensor:
-        """q (S, k_q) -> decoded displacement at every query point, metres, rigid part
-        (measured at the dynamics points) removed: (S, Qall, 3)."""
+    def displacement(q: torch.Tensor, at: np.ndarray) -> torch.Tensor:
+        """q (S, k_q) -> decoded displacement (S, len(at), 3) in metres at the query points
+        ``at`` (indices into the query points; they must include the dynamics points), with
+        the rigid part (measured at the dynamics points, see _rigid_part) removed."""
         outs = []
+        pts = query[:, torch.as_tensor(at, device=dev)]
         for chunk in q.split(DECODE_CHUNK):
             z = sub.to_latent(chunk.to(dtype=dtype, device=dev))
             n = len(z)
             with torch.no_grad():
-                d = model.decode(z, prior.repeat(n), query.repeat(n, 1, 1))
+                d = model.decode(z, prior.repeat(n), pts.repeat(n, 1, 1))
             outs.append(d.to(torch.float64).cpu() * size)
         d = torch.cat(outs)
-        t, w, centre = _rigid_part(d[:, dyn_in_query[ref]], rest_t[ref], mass_t[ref])
-        arm = f64(v[query_idx] - com) - centre
-        return d - t[:, None] - torch.cross(w[:, None].expand(-1, len(query_idx), 3),
+        where = {int(j): i for i, j in enumerate(at)}
+        ref_at = [where[int(j)] for j in dyn_in_query[ref]]
+        t, w, centre = _rigid_part(d[:, ref_at], rest_t[ref], mass_t[ref])
+        arm = f64(v[query_idx[at]] - com) - centre
+        return d - t[:, None] - torch.cross(w[:, None].expand(-1, len(at), 3),
                                             arm.expand(len(d), -1, -1), dim=-1)
 
     gen = torch.Generator().manual_seed(cfg.seed)
-    fit = fit_quadratic(lambda q: displacement_all(q)[:, dyn_in_query], rest_t, k_q,
+    fit = fit_quadratic(lambda q: displacement(q, dyn_in_query), rest_t, k_q,
                         radius=cfg.fit_radius, generator=gen)
     clock["fit"] = time.perf_counter()
 
@@ -246,8 +260,9 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     clock["integrate"] = time.perf_counter()
 
     # --- decode every frame --------------------------------------------------------------
-    frames, residual = _decode_frames(roll, displacement_all, fit.shape, dyn_in_query,
-                                      vc, query_idx, v, com, pinned_v, size)
+    everywhere = np.arange(len(query_idx))
+    frames, residual = _decode_frames(roll, lambda q: displacement(q, everywhere), fit.shape,
+                                      dyn_in_query, vc, query_idx, v, com, pinned_v, size)
     clock["decode"] = time.perf_counter()
     stats = {"vertices": len(v), "driving_points": len(query_idx),
              "dynamics_points": len(dyn_idx), "latent_dims": mcfg.latent_dim,

@@ -1,0 +1,103 @@
+"""Every shared asset x every preset through `neurok animate`: finite, bounded motion and a
+glTF the Khronos validator accepts.
+
+    python benchmarks/robustness.py [--seconds 30] [--json out.json] [--weights neurok-base]
+
+Bounded: no vertex ever farther than 5 x the asset's size from where it started (objects
+fall, slide and bounce, but nothing flies off). Prints a table, writes JSON; exits 1 when any
+run fails a check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from neurok_cli.animate import PRESETS
+from neurok_cli.io.gltf_doc import load_document
+from neurok_cli.io.gltf_read import read_animated
+from neurok_cli.io.mesh import load_mesh
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "assets"
+ASSETS = {"penguin": ("penguin.obj", ["--size", "0.5"]),
+          "spot": ("spot/spot_triangulated.obj", ["--size", "0.6"]),
+          "chair": ("chair_model.obj", ["--size", "0.9"]),
+          "teapot": ("teapot.stl", ["--size", "0.3"]),
+          "capsule": ("capsule/capsule.obj", ["--size", "0.4"]),
+          "truck": ("CesiumMilkTruck.glb", []),
+          "mountain": ("mountain.obj", ["--size", "2"]),
+          "simplemorph": ("SimpleMorph.gltf", [])}
+
+
+def validate(path: Path) -> tuple[int, int]:
+    proc = subprocess.run(["node", str(ROOT / "tools" / "validate_gltf.mjs"), str(path)],
+                          capture_output=True, text=True, check=True)
+    report = json.loads(proc.stdout.splitlines()[0])
+    return report["numErrors"], report["numWarnings"]
+
+
+def check(name: str, preset: str, seconds: float, weights: str, tmp: Path) -> dict:
+    src, extra = ASSETS[name]
+    out = tmp / f"{name}-{preset}.glb"
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "neurok_cli", "animate", str(SHARED / src),
+                           "-o", str(out), "--preset", preset, "--seconds", str(seconds),
+                           "--weights", weights, "--json", *extra], capture_output=True,
+                          text=True)
+    row = {"asset": name, "preset": preset, "wall_s": time.perf_counter() - t0}
+    if proc.returncode != 0:
+        return {**row, "ok": False, "error": proc.stderr.strip()[-300:]}
+    rep = json.loads(proc.stdout)
+    doc = load_document(out)
+    ours = [i for i, a in enumerate(doc.json["animations"]) if a.get("name", "").startswith(
+        "neurok_")]
+    frames = read_animated(out, animations=ours).frames
+    rest = load_mesh(SHARED / src).vertices
+    size = float(np.ptp(rest, axis=0).max())
+    finite = bool(np.isfinite(frames).all())
+    travel = float(np.linalg.norm(frames - frames[:1], axis=-1).max() / size) if finite else 1e9
+    errors, warnings = validate(out)
+    ok = finite and travel < 5.0 and errors == 0 and warnings == 0
+    out.unlink()
+    return {**row, "ok": ok, "finite": finite, "max_travel_sizes": travel,
+            "validator_errors": errors, "validator_warnings": warnings,
+            "category": rep["category"], "drift": rep["energy"]["drift"],
+            "steps": rep["steps"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--weights", default="neurok-base")
+    ap.add_argument("--assets", nargs="*", default=list(ASSETS))
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.assets:
+            for preset in PRESETS:
+                row = check(name, preset, args.seconds, args.weights, Path(tmp))
+                rows.append(row)
+                status = "ok" if row["ok"] else "FAIL " + row.get("error", "")
+                sys.stdout.write(f"{name:<12} {preset:<8} {row['wall_s']:7.1f} s  "
+                                 f"{row.get('max_travel_sizes', float('nan')):6.2f} sizes  "
+                                 f"{status}\n")
+                sys.stdout.flush()
+    failed = sum(not r["ok"] for r in rows)
+    sys.stdout.write(f"{len(rows) - failed} of {len(rows)} runs passed\n")
+    if args.json:
+        args.json.write_text(json.dumps({"benchmark": "robustness", "seconds": args.seconds,
+                                         "rows": rows}, indent=2) + "\n")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

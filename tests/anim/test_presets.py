@@ -1,0 +1,56 @@
+"""Choosing the material from geometry, and what the presets ask of the physics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import trimesh
+
+from neurok_cli.animate import PRESETS, Overrides, preset_conditions, resolve_weights
+from neurok_cli.errors import InputError, UsageError
+from neurok_cli.motion import auto_category, open_boundary
+from neurok_cli.sim.conditions import Impulse
+
+
+def test_material_from_geometry():
+    ball = trimesh.creation.icosphere(subdivisions=2)
+    assert open_boundary(ball.vertices, ball.faces) == 0.0
+    assert auto_category(ball.vertices, ball.faces) == "soft"
+    rod = trimesh.creation.box(extents=(1.0, 0.1, 0.1))
+    assert auto_category(rod.vertices, rod.faces) == "beam"
+    sheet = trimesh.creation.box(extents=(1.0, 0.1, 1.0))
+    sheet = trimesh.Trimesh(sheet.vertices, sheet.faces[sheet.face_normals[:, 1] > 0.5])
+    assert open_boundary(sheet.vertices, sheet.faces) == pytest.approx(4.0)
+    assert auto_category(sheet.vertices, sheet.faces) == "cloth"
+    # a solid with one small hole is still a solid
+    holed = trimesh.Trimesh(ball.vertices, ball.faces[1:])
+    assert auto_category(holed.vertices, holed.faces) == "soft"
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_for_every_material(preset):
+    for category in ("soft", "cloth", "beam"):
+        cond, height = preset_conditions(preset, category, 0.5, Overrides())
+        assert height >= 0
+        if preset == "drop":
+            assert cond.ground and height > 0 and not cond.pins
+        if preset in ("sway", "flutter"):
+            assert cond.pins
+        if preset == "flutter":
+            assert np.linalg.norm(cond.wind) > 0 and not cond.ground
+
+
+def test_user_settings_win_over_the_preset():
+    push = Impulse("left", (1.0, 0.0, 0.0), 0.2)
+    cond, height = preset_conditions(
+        "flutter", "cloth", 1.0, Overrides(pins=["y>0.9"], wind=(1.0, 0.0, 0.0), ground=True,
+                                           pushes=[push], drop=0.1))
+    assert cond.pins == ["y>0.9"] and cond.wind == (1.0, 0.0, 0.0) and cond.ground
+    assert cond.impulses[-1] is push and height == 0.1
+
+
+def test_unknown_preset_and_weights():
+    with pytest.raises(UsageError, match="--preset"):
+        preset_conditions("jump", "soft", 1.0, Overrides())
+    with pytest.raises(InputError, match="neurok-base"):
+        resolve_weights("no-such-bundle")
