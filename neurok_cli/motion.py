@@ -23,7 +23,7 @@ from .sim.conditions import Conditions, SimMaterial, select_region
 from .sim.engine import AIR_DENSITY, DRAG
 from .sim.scene import total_mass
 
-PENETRATION = 0.005  # contact and pin springs: static sag of a point carrying 16x its share
+PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
 SPRING_NEIGHBOURS = 8  # elastic graph: each dynamics point to its nearest ones
 PIN_POINTS = 16  # dynamics points added inside pinned regions
 DECODE_CHUNK = 64  # latents per decoder call

@@ -43,6 +43,7 @@ BOUND_RATE = 3.0  # frequency of the latent bound, in multiples of the fastest e
 MAX_STRIDE = 0.1  # the most one step may move q, in units of the latent bound's radius
 BURST = 2  # rk4 steps between two re-sizings of the step
 MIN_STEP = 5e-4  # s: below this the accuracy bound gives way to the stability bound
+CONTACT_SHARE = 16.0  # see LatentDynamics.contact_mass
 STABILITY = 1.5  # RK4 step x fastest contact/pin/damping rate (stable below ~2.8)
 
 
@@ -151,6 +152,9 @@ class LatentDynamics(nn.Module):
         n_pins = int(body.pinned.sum())
         self.pin_mass = torch.full((n_pins,), float(body.mass.sum()) / max(n_pins, 1),
                                    **f64)
+        # every point touching the ground is a spring sized for CONTACT_SHARE of the weight,
+        # whatever its own lumped mass, so that resting on a few points does not sink
+        self.contact_mass = float(body.mass.sum()) / CONTACT_SHARE
         self.free = torch.ones(6 + self.k, dtype=torch.bool)
         if body.clamped:
             self.free[:6] = False
@@ -258,20 +262,21 @@ class LatentDynamics(nn.Module):
             cc = 2.0 * env.contact_damping * env.contact_rate
             pen = (-x[..., 1]).clamp_min(0.0)  # (S, Q)
             touching = (pen > 0).to(x.dtype)
-            spring = kc * self.body.mass * pen
-            fn = (spring - cc * self.body.mass * xdot[..., 1] * touching).clamp_min(0.0)
+            mc = self.contact_mass
+            spring = kc * mc * pen
+            fn = (spring - cc * mc * xdot[..., 1] * touching).clamp_min(0.0)
             vt = xdot.clone()
             vt[..., 1] = 0.0
             speed = vt.norm(dim=-1).clamp_min(1e-12)
             # Coulomb friction, capped by a viscous law so that it cannot reverse the sliding
             # within a step: |f_t| = min(mu f_n, c m |v_t|) with c the contact rate
-            ft = torch.minimum(env.friction * fn, env.contact_rate * self.body.mass * speed)
+            ft = torch.minimum(env.friction * fn, env.contact_rate * mc * speed)
             contact = -ft[..., None] * vt / speed[..., None]
             contact[..., 1] = fn
             force = force + contact
             dissipative = contact.clone()
             dissipative[..., 1] = fn - spring
-            energies["contact"] = 0.5 * kc * (self.body.mass * pen**2).sum(-1)
+            energies["contact"] = 0.5 * kc * mc * (pen**2).sum(-1)
         if self.body.pinned.any():
             kp, cp = self.env.pin_rate**2, 2.0 * self.env.pin_rate
             pm = self.pin_mass[None, :, None]
@@ -391,8 +396,6 @@ class LatentDynamics(nn.Module):
         dissipative rate (contact, pins, damping), which only has to stay stable."""
         omega = self.elastic_rate()
         fast = [self.env.beta * omega**2 + self.env.alpha]
-        if self.env.ground:
-            fast += [self.env.contact_rate, 2 * self.env.contact_damping * self.env.contact_rate]
         if bool(self.body.pinned.any()):
             fast += [2.0 * self.pin_rate()]
         # accuracy for the slow modes; a mode too fast to follow at MIN_STEP is only kept
@@ -411,7 +414,8 @@ class LatentDynamics(nn.Module):
         n_e = d / d.norm(dim=-1, keepdim=True).clamp_min(1e-12)
         dl = torch.einsum("sei,seik->sek", n_e, J[:, a] - J[:, b])
         K = torch.einsum("sek,e,sel->skl", dl, self.body.stiffness, dl)
-        M = self._mass_matrix(fr["W"])[:, 6:, 6:]
+        M_all = self._mass_matrix(fr["W"])
+        M = M_all[:, 6:, 6:]
         L = torch.linalg.cholesky(M)
         Linv = torch.linalg.inv(L)
         lam = torch.linalg.eigvalsh(Linv @ K @ Linv.transpose(1, 2))
@@ -424,7 +428,33 @@ class LatentDynamics(nn.Module):
         speed, acc = fr["qd"].abs(), qdd.abs()
         h = 2 * stride / (speed + (speed**2 + 2 * acc * stride).sqrt()).clamp_min(1e-300)
         follow = max(ACCURACY / max(omega, 1e-9), min(MIN_STEP, STABILITY / max(omega, 1e-9)))
-        return min(base, follow, float(h.min()))
+        return min(base, follow, float(h.min()), self._contact_step(fr, M_all, base))
+
+    def _contact_step(self, fr: dict[str, Tensor], M: Tensor, base: float) -> float:
+        """STABILITY / the fastest contact rate among the points on or near the ground
+        (within what they can fall in two base steps): stiffness sum_i k W_i^T y y^T W_i and
+        damping over the metric."""
+        if not self.env.ground:
+            return math.inf
+        x, xdot = fr["x"], fr["xdot"]
+        near = x[..., 1] < 2 * base * xdot[..., 1].clamp_max(0).abs() + 1e-3 * (
+            self.body.shape.rest.abs().max())  # (S, Q)
+        if not bool(near.any()):
+            return math.inf
+        idx = torch.nonzero(self.free)[:, 0]
+        wy = torch.einsum("sj,spjn->spn", fr["R"][:, 1, :], fr["W"])[:, :, idx]  # (S, Q, f)
+        kc = self.env.contact_rate**2 * self.contact_mass
+        worst = 0.0
+        for s in range(wy.shape[0]):
+            w = wy[s][near[s]]  # (c, f)
+            K = kc * w.T @ w
+            L = torch.linalg.cholesky(M[s][idx][:, idx])
+            Linv = torch.linalg.inv(L)
+            worst = max(worst, float(torch.linalg.eigvalsh(Linv @ K @ Linv.T)[-1]))
+        omega = math.sqrt(max(worst, 0.0))
+        rate = self.env.contact_rate
+        damping = (2 * self.env.contact_damping + 1.0) * omega**2 / rate  # normal + friction
+        return STABILITY / max(omega, damping, 1e-9)
 
     def initial_state(self, q: Tensor, qdot: Tensor, velocity: Tensor, spin: Tensor) -> Tensor:
         """y0 (S, 2n + 2) at rest orientation: q, q̇ (S, k); velocity, spin (3,) world."""

@@ -92,7 +92,11 @@ def fit_quadratic(displacement: Callable[[Tensor], Tensor], rest: Tensor, k: int
         y = displacement(q).to(torch.float64)  # (S, Q, 3)
     Q = y.shape[1]
     phi = quadratic_features(q)  # (S, F)
-    coef = torch.linalg.lstsq(phi[:n_fit], y[:n_fit].reshape(n_fit, -1)).solution  # (F, 3Q)
+    # QR, not torch.linalg.lstsq: that one gives different last bits from run to run on
+    # CPU, and the same seed must give the same file
+    qmat, rmat = torch.linalg.qr(phi[:n_fit])
+    coef = torch.linalg.solve_triangular(rmat, qmat.T @ y[:n_fit].reshape(n_fit, -1),
+                                         upper=True)  # (F, 3Q)
     test = phi[n_fit:] @ coef
     truth = y[n_fit:].reshape(held_out, -1)
     residual = float((test - truth).pow(2).mean().sqrt() / truth.pow(2).mean().sqrt().clamp_min(

@@ -45,9 +45,10 @@ def test_penguin_drops_onto_the_ground_in_a_valid_glb(tmp_path):
     low = frames[:, :, 1].min(axis=1)
     # dropped from half its size above the ground it falls by about that much ...
     assert low.min() < rest[:, 1].min() - 0.4 * scale
-    # ... and no deeper than 1 % of its size into the ground (0.5 x size below its start)
-    assert low.min() > rest[:, 1].min() - 0.5 * scale - 0.01 * scale
-    assert np.abs(frames[-1] - frames[-2]).max() < 0.02 * scale  # it has settled
+    ground = rest[:, 1].min() - 0.5 * scale  # it started half its size above the ground
+    assert low.min() > ground - 0.03 * scale  # the impact sinks it at most 3 % of its size
+    assert np.abs(frames[-1] - frames[-2]).max() < 0.02 * scale  # it has settled ...
+    assert abs(low[-1] - ground) < 0.01 * scale  # ... on the ground, within 1 % of its size
 
 
 def test_same_seed_same_bytes_and_samples_differ(tmp_path):
