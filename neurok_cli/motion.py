@@ -25,7 +25,8 @@ from .sim.scene import total_mass
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
 SPRING_NEIGHBOURS = 8  # elastic graph: each dynamics point to its nearest ones
-PIN_POINTS = 16  # dynamics points added inside pinned regions
+PIN_POINTS = 16  # dynamics points added inside pinned regions and along the underside
+BOTTOM = 0.05  # the underside: vertices within this fraction of the height of the lowest
 DECODE_CHUNK = 64  # latents per decoder call
 WEAK_MODE = 0.05  # reduced directions keep singular values >= this x the largest
 
@@ -160,12 +161,21 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
         raise UsageError(f"--pin {' '.join(cond.pins)} selects no vertex")
     n_drive = min(mcfg.n_query, len(v))
     drive_idx = farthest_point_sample(vc, n_drive, generator=cfg.seed).numpy()
-    extra = np.zeros(0, np.int64)
+    # extra dynamics points where forces concentrate: inside pinned regions, and along the
+    # underside (the spread-out samples can sit a few % above the lowest vertices, and the
+    # object would rest on them with its true bottom in the ground)
+    special = []
     if pinned_v.any():
-        pin_idx = np.flatnonzero(pinned_v)
-        sub = farthest_point_sample(vc[pin_idx], min(PIN_POINTS, len(pin_idx)),
-                                    generator=cfg.seed).numpy()
-        extra = np.setdiff1d(pin_idx[sub], drive_idx[: cfg.dynamics_points])
+        special.append(np.flatnonzero(pinned_v))
+    if cond.ground:
+        height = v[:, 1] - v[:, 1].min()
+        special.append(np.flatnonzero(height <= BOTTOM * np.ptp(v[:, 1])))
+    extra = np.zeros(0, np.int64)
+    for idx in special:
+        pick = farthest_point_sample(vc[idx], min(PIN_POINTS, len(idx)),
+                                     generator=cfg.seed).numpy()
+        extra = np.union1d(extra, idx[pick])
+    extra = np.setdiff1d(extra, drive_idx[: cfg.dynamics_points])
     dyn_idx = np.concatenate([drive_idx[: cfg.dynamics_points], extra])
     query_idx = np.concatenate([drive_idx, np.setdiff1d(extra, drive_idx)])
     pos_in_query = {int(j): i for i, j in enumerate(query_idx)}
@@ -263,12 +273,22 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     everywhere = np.arange(len(query_idx))
     frames, residual = _decode_frames(roll, lambda q: displacement(q, everywhere), fit.shape,
                                       dyn_in_query, vc, query_idx, v, com, pinned_v, size)
+    if cond.ground:  # the contact acts at the dynamics points; between them, a vertex that
+        # the coarser sampling lets into the ground (up to ~3 % of the size, measured on a
+        # penguin lying on its side) is lifted onto it
+        sunk = float(max(-frames[..., 1].min(), 0.0)) / size
+        frames[..., 1] = np.maximum(frames[..., 1], 0.0)
+    else:
+        sunk = 0.0
     clock["decode"] = time.perf_counter()
     stats = {"vertices": len(v), "driving_points": len(query_idx),
              "dynamics_points": len(dyn_idx), "latent_dims": mcfg.latent_dim,
              "reduced_dims": k_q, "springs": len(edges), "mass_kg": mass_total,
              "size_m": size, "fit_residual": fit.residual, "run_residual": residual,
              "steps": roll.steps, "step_s": cfg.seconds / max(roll.steps, 1),
+             # how close the motion came to the edge of the fitted latent region (1 = on it)
+             "latent_peak": float(roll.q.abs().max()) / body.q_radius,
+             "lifted": sunk,  # deepest vertex lifted onto the ground, fraction of the size
              "singular_values": sub.singular_values.tolist(),
              "time": {name: clock[name] - clock[prev] for prev, name in
                       zip(["start", "encode", "fit", "integrate"],

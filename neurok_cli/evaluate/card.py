@@ -20,7 +20,8 @@ def _row(label: str, table: dict, cats: list[str], fmt: str = "{:.4f}") -> str:
 
 
 def render(config: dict, report: dict, *, generate: str, eval_command: str,
-           calibrate_command: str, name: str) -> str:
+           calibrate_command: str, name: str, history: str = "", params: int = 0,
+           size_mb: float = 0.0, limits: str = "") -> str:
     tr = config.get("training", {})
     model = config["model"]
     hw = tr.get("hardware", {})
@@ -37,14 +38,15 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
         f"{model['heads']}, {model['latent_tokens']} latent tokens, latent size "
         f"{model['latent_dim']}, {model['n_points']} surface samples, {model['n_query']} "
         "driving points",
-        f"- file: `model.safetensors`, sha256 `{config['checksums']['model.safetensors']}`", "",
+        f"- parameters: {params:,} (`model.safetensors`, {size_mb:.1f} MB, sha256 "
+        f"`{config['checksums']['model.safetensors']}`)", "",
         "## Data", "",
         f"- generated with `{generate}` (see `datasets/corpus-v1/`)",
         f"- train: {tr.get('data', {}).get('categories')}; validation: "
         f"{tr.get('val_data', {}).get('categories')}",
         "- test split: shape families never seen in training (torus, mushroom, disc, rod)", "",
         "## Training", "",
-        f"- command: `{tr.get('command')}`",
+        f"- command: `{tr.get('command')}`" + (f" ({history})" if history else ""),
         f"- steps: {tr.get('steps')}, wall time {tr.get('wall_s')} s on {hw.get('device', '?')}"
         f" ({hw.get('cpu', hw.get('gpu', ''))}, {hw.get('processes', 1)} process)", "",
         f"## Test split ({report['split']}): measured by `{eval_command}`", "",
@@ -87,6 +89,8 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
         lines += [f"- {c}: x{v['stiffness']:g} (rollout error {v['error']:.4f}, rest pose "
                   f"{v['rest_error']:.4f}, {v['sequences']} sequences)" for c, v in cal.items()]
         lines += [""]
+    if limits:
+        lines += ["## Known limits", "", limits.strip(), ""]
     return "\n".join(lines) + "\n"
 
 
@@ -97,13 +101,23 @@ def main() -> None:
     ap.add_argument("--generate", default="neurok dataset generate work/corpus --count 1620 "
                                           "--seed 2026 --workers 2")
     ap.add_argument("--eval-command", default="neurok eval --data work/corpus --split test")
+    ap.add_argument("--history", default="", help="how the run got to that command")
     ap.add_argument("--calibrate-command", default="neurok calibrate --data work/corpus "
-                                                   "--weights weights/neurok-base")
+                                                   "--weights weights/neurok-base "
+                                                   "--per-category 2")
+    ap.add_argument("--limits", type=Path, help="a Markdown file: the card's last section")
     args = ap.parse_args()
     config = read_bundle_config(args.bundle)
     report = json.loads(args.report.read_text())
+    from ..model import load_bundle
+
+    model, _ = load_bundle(args.bundle)
+    weights = args.bundle / "model.safetensors"
     card = render(config, report, generate=args.generate, eval_command=args.eval_command,
-                  calibrate_command=args.calibrate_command, name=args.bundle.name)
+                  params=model.num_parameters(), size_mb=weights.stat().st_size / 1e6,
+                  limits=args.limits.read_text() if args.limits else "",
+                  calibrate_command=args.calibrate_command, name=args.bundle.name,
+                  history=args.history)
     keep = {k: report[k] for k in ("inverse_kinematics", "plausibility", "rollout")
             if k in report}
     update_bundle_config(args.bundle, metrics={**config.get("metrics", {}), "test": keep,

@@ -210,21 +210,23 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
             motion = latent_motion(model, truth[0], np.asarray(seq.faces), mcfg)
             pred = motion.frames[0][:n]
             err = np.linalg.norm(pred - truth, axis=-1).mean(axis=-1) / diag  # (T,)
-            failed = False
+            failed, peak = False, motion.stats["latent_peak"]
         except FloatingPointError:
-            err, failed = np.full(n, np.nan), True
+            err, failed, peak = np.full(n, np.nan), True, float("inf")
         rest = np.linalg.norm(truth[0][None] - truth, axis=-1).mean(axis=-1) / diag
         rows.append((mcfg.category, {"error": float(np.nanmean(err)) if not failed else 1.0,
-                                     "rest_error": float(rest.mean()), "failed": float(failed)}))
+                                     "rest_error": float(rest.mean()), "failed": float(failed),
+                                     "latent_peak": peak}))
         curves.setdefault(mcfg.category, []).append(err)
         if progress:
             progress(j + 1, len(picks))
-    out = _group(rows, ["error", "rest_error", "failed"])
+    out = _group(rows, ["error", "rest_error", "failed", "latent_peak"])
     out["curve"] = {c: np.nanmean(np.stack(v), axis=0).tolist() for c, v in curves.items()}
     return out
 
 
-CALIBRATION_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1)
+CALIBRATION_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0)
+MAX_PEAK = 0.9  # calibration: the largest |q| over the latent bound a motion may reach
 
 
 def calibrate(model: NeurokModel, folder, split: str = "val", *, per_category: int = 3,
@@ -244,18 +246,23 @@ def calibrate(model: NeurokModel, folder, split: str = "val", *, per_category: i
     done = 0
     out = {}
     for cat, idxs in sorted(by_cat.items()):
-        errors = []
+        errors, peaks = [], []
         rest = None
         for s in grid:
             res = rollout_errors(model, folder, split, cfg, {cat: {"stiffness": s}},
                                  picks=idxs)
             errors.append(res["error"]["all"])
+            peaks.append(res["latent_peak"]["all"])
             rest = res["rest_error"]["all"]
             done += len(idxs)
             if progress:
                 progress(done, total)
-        best = int(np.argmin(errors))
+        # only scales whose motions stay inside the fitted latent region qualify: beyond it
+        # the decoded surface leaves the fit the physics ran on (a too-soft body collapses)
+        inside = [i for i, p in enumerate(peaks) if p < MAX_PEAK]
+        best = min(inside, key=lambda i: errors[i]) if inside else len(grid) - 1
         out[cat] = {"stiffness": grid[best], "damping": 1.0, "error": errors[best],
-                    "rest_error": rest, "errors": errors, "grid": list(grid),
+                    "rest_error": rest, "errors": errors, "latent_peaks": peaks,
+                    "grid": list(grid),
                     "sequences": len(idxs), "split": split, "seconds": seconds}
     return out
