@@ -44,6 +44,7 @@ MAX_STRIDE = 0.1  # the most one step may move q, in units of the latent bound's
 BURST = 2  # rk4 steps between two re-sizings of the step
 MIN_STEP = 5e-4  # s: below this the accuracy bound gives way to the stability bound
 CONTACT_SHARE = 16.0  # see LatentDynamics.contact_mass
+ENERGY_GAIN = 0.5  # a run whose energy balance grows by this x its energy scale is unstable
 STABILITY = 1.5  # RK4 step x fastest contact/pin/damping rate (stable below ~2.8)
 
 
@@ -523,6 +524,12 @@ def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Even
             raise FloatingPointError(f"the latent motion became non-finite at {t_now:.3f} s")
         for name, value in dyn.energy(y, t_now).items():
             energy.setdefault(name, []).append(value)
+        gain = energy["total"][-1] - energy["total"][0]
+        scale = (energy["kinetic"][0] + energy["gravity"][0].abs() + energy["work"][-1].abs()
+                 + dyn.mass_total * 9.81 * float(dyn.body.shape.rest.abs().max()))
+        if bool((gain > ENERGY_GAIN * scale).any()):
+            raise FloatingPointError(f"the latent motion gained energy it was not given (an "
+                                     f"instability) at {t_now:.3f} s")
         y = dyn.rebase(y)
         r, _, q, *_ = dyn.split(y)
         rot[i], trans[i], qs[i] = dyn.R_ref, r, q
