@@ -44,7 +44,7 @@ MAX_STRIDE = 0.1  # the most one step may move q, in units of the latent bound's
 BURST = 2  # rk4 steps between two re-sizings of the step
 MIN_STEP = 5e-4  # s: below this the accuracy bound gives way to the stability bound
 CONTACT_SHARE = 16.0  # see LatentDynamics.contact_mass
-ENERGY_GAIN = 0.5  # a run whose energy balance grows by this x its energy scale is unstable
+ENERGY_GAIN = 5.0  # a run whose energy balance grows by this x its energy scale is unstable
 STABILITY = 1.5  # RK4 step x fastest contact/pin/damping rate (stable below ~2.8)
 
 
