@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+import trimesh
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
@@ -67,9 +68,6 @@ def test_same_seed_same_bytes_and_samples_differ(tmp_path):
 def test_pinned_beam_sways_and_its_clamp_stays_put(tmp_path):
     """A long box pinned at x < 0.05 (the sway preset for beams)."""
     src = tmp_path / "beam.obj"
-    x, y, z = np.meshgrid([0.0, 1.0], [0.0, 0.08], [0.0, 0.08], indexing="ij")
-    import trimesh
-
     box = trimesh.creation.box(extents=(1.0, 0.08, 0.08))
     box = box.subdivide().subdivide().subdivide()
     box.export(src)
