@@ -18,10 +18,10 @@ import numpy as np
 from .errors import InputError, NeurokError, UsageError
 from .io.export import ExportOptions, export_motion, output_format
 from .io.mesh import canonical_frame, load_mesh
-from .motion import MotionConfig, auto_category, latent_motion
+from .motion import LatentStart, MotionConfig, auto_category, latent_motion
 from .sim.conditions import CATEGORIES, PRESET_MATERIALS, Conditions, Impulse, SimMaterial
 
-PRESETS = ("drop", "wobble", "poke", "sway", "flutter")
+PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free")
 DEFAULT_PRESET = {"soft": "drop", "cloth": "flutter", "beam": "sway"}
 REPO_WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
 DEFAULT_WEIGHTS = "neurok-base"
@@ -41,6 +41,17 @@ class Overrides:
     gust: float | None = None
     pushes: list[Impulse] = field(default_factory=list)
     drop: float | None = None  # start height over the ground, fraction of the size
+
+
+@dataclass
+class Continuation:
+    """A recovered state to start from instead of rest (``neurok fit --then-animate``), in
+    the input's canonical frame (+Y up, centred on its bounding box, largest extent 1)."""
+
+    start: LatentStart  # translation in canonical units
+    velocity: np.ndarray  # (3,) canonical units per second
+    spin: np.ndarray  # (3,) rad/s
+    floor: float  # canonical height of the ground
 
 
 @dataclass
@@ -65,6 +76,7 @@ class AnimateConfig:
     method: str = "rk4"
     subspace: int = 8
     export: ExportOptions = field(default_factory=ExportOptions)
+    continuation: Continuation | None = None
 
 
 @dataclass
@@ -129,6 +141,8 @@ def preset_conditions(preset: str, category: str, size: float, o: Overrides
                               (0.0, 0.0, side) if category == "beam" else (side, 0.0, 0.0),
                               0.0)]
         height = 0.5 if category == "beam" else 0.0
+    elif preset == "free":  # what the options and the start give, nothing more
+        pass
     elif preset == "flutter":
         c.pins = ["x<0.02"]
         c.ground = False
@@ -183,16 +197,28 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     welded = asset.welded()
     surface = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     category = cfg.material if cfg.material != "auto" else auto_category(surface, welded.faces)
-    preset = cfg.preset or DEFAULT_PRESET[category]
+    cont = cfg.continuation
+    preset = cfg.preset or ("free" if cont else DEFAULT_PRESET[category])
     cond, height = preset_conditions(preset, category, frame.size_m, cfg.overrides)
     lift = height * frame.size_m - surface[:, 1].min()
+    start_state = None
+    if cont is not None:  # the recovered pose, with the ground where the sequence had it
+        lift = -cont.floor * frame.size_m
+        up = np.array([0.0, lift, 0.0])
+        R = cont.start.rotation
+        start_state = replace(cont.start, translation=cont.start.translation * frame.size_m
+                              + up - R @ up)
+        if cfg.overrides.velocity is None:
+            cond.velocity = tuple(np.asarray(cont.velocity) * frame.size_m)
+        if cfg.overrides.spin is None:
+            cond.spin = tuple(np.asarray(cont.spin))
     start = surface + np.array([0.0, lift, 0.0])
     calib = (bundle_cfg.get("calibration") or {}).get(category, {})
     mcfg = MotionConfig(category=category, material=_material(cfg, category), conditions=cond,
                         seconds=cfg.seconds, fps=cfg.fps, samples=cfg.samples, seed=cfg.seed,
                         subspace=cfg.subspace, method=cfg.method,
                         stiffness=cfg.stiffness * float(calib.get("stiffness", 1.0)),
-                        damping_scale=float(calib.get("damping", 1.0)))
+                        damping_scale=float(calib.get("damping", 1.0)), start=start_state)
     t_load = time.perf_counter()
     say("moving")
     try:

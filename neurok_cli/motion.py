@@ -16,7 +16,15 @@ import torch
 
 from .data.geometry import face_areas, face_normals, sample_surface
 from .errors import UsageError
-from .model import NeurokModel, Subspace, active_subspace, drive, farthest_point_sample, knn_weights
+from .model import (
+    NeurokModel,
+    Prior,
+    Subspace,
+    active_subspace,
+    drive,
+    farthest_point_sample,
+    knn_weights,
+)
 from .model.dynamics import Body, Environment, Event, LatentDynamics, Rollout, rollout
 from .model.reduced import fit_quadratic
 from .sim.conditions import Conditions, SimMaterial, select_region
@@ -49,6 +57,22 @@ class MotionConfig:
     damping_scale: float = 1.0  # calibration of Rayleigh damping
     method: str = "rk4"
     fit_radius: float = 1.0  # latent radius the decoder fit covers
+    start: LatentStart | None = None  # None = at rest, where the vertices are
+
+
+@dataclass
+class LatentStart:
+    """A deformed, moving state to start from (recovered by ``neurok fit``).
+
+    The object starts at ``rotation @ (rest + decode(z)) + translation``, where rest is the
+    vertices given to :func:`latent_motion` (physical frame), moving at z_dot in the latent
+    space; the rigid velocity and spin come from the conditions.
+    """
+
+    z: np.ndarray  # (k,) latent, in the prior of encode_object(..., seed) of the rest
+    z_dot: np.ndarray  # (k,) latent per second
+    rotation: np.ndarray = field(default_factory=lambda: np.eye(3))  # (3, 3)
+    translation: np.ndarray = field(default_factory=lambda: np.zeros(3))  # (3,) metres
 
 
 @dataclass
@@ -130,6 +154,23 @@ def _region_points(expr: str, vertices: np.ndarray, candidates: np.ndarray) -> n
     return np.array([int(np.argmin(np.linalg.norm(vertices[candidates] - centre, axis=1)))])
 
 
+def encode_object(model: NeurokModel, vc: np.ndarray, faces: np.ndarray, seed: int
+                  ) -> tuple[Prior, np.ndarray, np.ndarray, np.ndarray]:
+    """The instance prior of a surface in canonical units (vc (N, 3), faces (F, 3)) from
+    ``model.cfg.n_points`` samples drawn with ``seed``: animate and fit share it, so that
+    the same asset and seed give the same latent space. Returns the prior and the samples'
+    points (P, 3), faces (P,) and barycentric weights (P, 3)."""
+    dev = next(model.parameters()).device
+    dtype = next(model.parameters()).dtype
+    rng = np.random.default_rng(seed)
+    pts, fidx, bary = sample_surface(vc, faces, model.cfg.n_points, rng)
+    nrm = face_normals(vc, faces)[fidx]
+    as_t = lambda a: torch.as_tensor(np.asarray(a), dtype=dtype, device=dev)[None]  # noqa: E731
+    with torch.no_grad():
+        prior = model.encode_prior(as_t(pts), as_t(nrm))
+    return prior, pts, fidx, bary
+
+
 def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                   cfg: MotionConfig) -> Motion:
     """Move ``vertices`` (N, 3) (metres, +Y up, where they start; the ground is y = 0)."""
@@ -146,13 +187,11 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     size = float((hi - lo).max())
     centre_c = (lo + hi) / 2.0
     vc = (v - centre_c) / size  # canonical
-    rng = np.random.default_rng(cfg.seed)
     cond = cfg.conditions
 
     # --- encode: prior, driving points, active subspace --------------------------------
     mcfg = model.cfg
-    pts, fidx, _ = sample_surface(vc, faces, mcfg.n_points, rng)
-    nrm = face_normals(vc, faces)[fidx]
+    prior, *_ = encode_object(model, vc, faces, cfg.seed)
     as_t = lambda a: torch.as_tensor(np.asarray(a), dtype=dtype, device=dev)  # noqa: E731
     pinned_v = np.zeros(len(v), bool)
     for region in cond.pins:
@@ -181,7 +220,6 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     pos_in_query = {int(j): i for i, j in enumerate(query_idx)}
     dyn_in_query = np.array([pos_in_query[int(j)] for j in dyn_idx])
     with torch.no_grad():
-        prior = model.encode_prior(as_t(pts)[None], as_t(nrm)[None])
         query = as_t(vc[query_idx])[None]
         sub = active_subspace(model, prior, query, min(cfg.subspace, mcfg.latent_dim))
         # directions that barely move the surface carry little mass and no shape: drop them
@@ -260,7 +298,15 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
         q0[1:] = cfg.diversity * draw[:, 0] @ basis
         omega = max(dyn.elastic_rate(), 1.0)
         qd0[1:] = cfg.diversity * omega * draw[:, 1] @ basis
+    if cfg.start is not None:  # every sample starts from the fitted state (and varies)
+        st = cfg.start
+        q0 = q0 + sub.to_reduced(f64(st.z).to(sub.origin)).to(torch.float64).cpu()
+        qd0 = qd0 + (f64(st.z_dot).to(sub.basis) @ sub.basis).to(torch.float64).cpu()
+        R0 = f64(st.rotation)
+        dyn.R_ref = R0.expand(S, 3, 3).clone()
     y0 = dyn.initial_state(q0, qd0, f64(cond.velocity), f64(cond.spin))
+    if cfg.start is not None:  # com + r + R (x - com) = R x + translation
+        y0[:, :3] = R0 @ f64(com) + f64(cfg.start.translation) - f64(com)
     events = [Event(time=imp.time, mask=torch.as_tensor(np.isin(
                   np.arange(len(dyn_idx)), _region_points(imp.region, v, dyn_idx))),
                   dv=f64(imp.velocity)) for imp in cond.impulses]

@@ -8,6 +8,7 @@ from .. import __version__
 from .animate import animate
 from .dataset import dataset_app
 from .evaluate import calibrate, evaluate
+from .fit import fit
 from .info import info
 from .preview import preview
 from .simulate import simulate
@@ -22,6 +23,7 @@ app = typer.Typer(
 app.command()(animate)
 app.command()(calibrate)
 app.command("eval")(evaluate)
+app.command()(fit)
 app.command()(info)
 app.command()(preview)
 app.command()(simulate)

@@ -1,0 +1,124 @@
+"""``neurok fit`` end to end with the shipped weights: a deformed mesh, a point cloud, and a
+sequence continued by ``--then-animate``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from scipy.spatial.transform import Rotation
+from typer.testing import CliRunner
+
+from neurok_cli.animate import resolve_weights
+from neurok_cli.cli import app
+from neurok_cli.data.geometry import sample_surface
+from neurok_cli.io.gltf_read import read_animated
+from neurok_cli.io.mesh import canonical_frame, load_mesh
+from neurok_cli.model import load_bundle
+from neurok_cli.motion import encode_object
+from tests.conftest import ROOT, assert_one_error_line, assert_valid_gltf
+
+runner = CliRunner()
+BLOB = ROOT / "examples" / "blob.obj"
+
+
+def fit(*args) -> dict:
+    result = runner.invoke(app, ["fit", *map(str, args), "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def write_obj(path: Path, v: np.ndarray, f: np.ndarray) -> None:
+    path.write_text("".join(f"v {a:.9g} {b:.9g} {c:.9g}\n" for a, b, c in v)
+                    + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in f))
+
+
+@pytest.fixture(scope="module")
+def deformed(tmp_path_factory) -> tuple[Path, np.ndarray]:
+    """The blob in a state the model can express: its decode at a latent one prior-sigma
+    from the mean (file vertices, same topology)."""
+    model, _ = load_bundle(resolve_weights("neurok-base"), torch.device("cpu"))
+    asset = load_mesh(BLOB)
+    frame, welded = canonical_frame(asset), asset.welded()
+    vc = frame.to_canonical(welded.vertices)
+    prior, *_ = encode_object(model, vc, welded.faces, 0)
+    z = prior.mu + torch.randn(prior.mu.shape, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        d = model.decode(z, prior, torch.as_tensor(vc, dtype=torch.float32)[None])[0].numpy()
+    shape = frame.from_canonical(vc + d)[welded.index]
+    path = tmp_path_factory.mktemp("fit") / "deformed.obj"
+    write_obj(path, shape, asset.faces)
+    return path, shape
+
+
+def test_a_deformed_mesh_of_the_same_topology_is_recovered(deformed, tmp_path):
+    path, _ = deformed
+    doc = fit(path, "--rest", BLOB, "-o", tmp_path / "f.json")
+    assert doc["mode"] == "correspondence" and doc["frames"] == 1
+    assert doc["latent_dim"] == len(doc["shapes"][0]["z"])
+    assert doc["chamfer_l1"]["mean"] <= 0.01
+    assert doc["chamfer_l1"]["mean"] < 0.5 * doc["rest_chamfer_l1"]
+    assert json.loads((tmp_path / "f.json").read_text())["shapes"] == doc["shapes"]
+
+
+def test_a_moved_point_cloud_is_recovered_with_its_pose(deformed, tmp_path):
+    path, shape = deformed
+    faces = load_mesh(BLOB).faces
+    R = Rotation.from_rotvec([0.0, 0.3, 0.0]).as_matrix()
+    moved = shape @ R.T + np.array([0.2, 0.5, -0.1])
+    cloud, _, _ = sample_surface(moved, faces, 2048, np.random.default_rng(0))
+    np.savetxt(tmp_path / "c.xyz", cloud)
+    doc = fit(tmp_path / "c.xyz", "--rest", BLOB, "-o", tmp_path / "c.json")
+    assert doc["mode"] == "chamfer" and doc["observed"] == "points"
+    assert doc["chamfer_l1"]["mean"] <= 0.02
+    got = np.array(doc["shapes"][0]["rotation"])
+    assert np.degrees(Rotation.from_matrix(got @ R.T).magnitude()) < 5.0
+
+
+def test_a_sequence_gives_initial_conditions_and_continues(tmp_path):
+    seq = tmp_path / "seq.glb"
+    made = runner.invoke(app, ["animate", str(BLOB), "-o", str(seq), "--seconds", "0.4",
+                               "--preset", "wobble"])
+    assert made.exit_code == 0, made.output
+    cont = tmp_path / "cont.glb"
+    doc = fit(seq, "-o", tmp_path / "s.json", "--steps", "60", "--then-animate", cont,
+              "--seconds", "0.3")
+    assert doc["observed"] == "sequence" and doc["frames"] == 13
+    assert doc["chamfer_l1"]["max"] <= 0.02
+    first, last = doc["initial_conditions"]["first"], doc["initial_conditions"]["last"]
+    assert first["frame"] == 0 and last["frame"] == 12
+    # pushed sideways at the top at t = 0: the sequence moves along +x
+    assert first["velocity"][0] > 0 or first["spin"][2] < 0
+    assert doc["animation"]["preset"] == "free"
+    assert_valid_gltf(cont)
+    observed = read_animated(seq).frames
+    continued = read_animated(cont).frames  # the blob brings no animation of its own
+    size = np.ptp(observed[0], axis=0).max()
+    # the continuation starts where the sequence ended
+    gap = np.linalg.norm(continued[0] - observed[-1], axis=1).mean() / size
+    assert gap < 0.03, gap
+
+
+def test_bad_inputs_fail_in_one_line_without_output(tmp_path, deformed):
+    path, _ = deformed
+    out = tmp_path / "o.json"
+    cases = [
+        (["fit", str(path), "-o", str(out)], "--rest"),
+        (["fit", str(tmp_path / "none.obj"), "--rest", str(BLOB), "-o", str(out)],
+         "no such file"),
+        (["fit", str(path), "--rest", str(BLOB), "-o", str(out), "--then-animate",
+          str(tmp_path / "a.glb")], "sequence"),
+        (["fit", str(path), "--rest", str(BLOB), "-o", str(out), "--from", "middle"],
+         "--from"),
+    ]
+    (tmp_path / "few.xyz").write_text("0 0 0\n1 1 1\n")
+    cases.append((["fit", str(tmp_path / "few.xyz"), "--rest", str(BLOB), "-o", str(out)],
+                  "at least 16"))
+    for args, words in cases:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert_one_error_line(result, words)
+        assert not out.exists() and not (tmp_path / "a.glb").exists()
