@@ -26,7 +26,7 @@ from .model import (
     knn_weights,
 )
 from .model.dynamics import Body, Environment, Event, LatentDynamics, Rollout, rollout
-from .model.reduced import fit_quadratic
+from .model.reduced import Fit, fit_quadratic, linear_modes
 from .sim.conditions import Conditions, SimMaterial, select_region
 from .sim.engine import AIR_DENSITY, DRAG
 from .sim.scene import total_mass
@@ -58,6 +58,7 @@ class MotionConfig:
     method: str = "rk4"
     fit_radius: float = 1.0  # latent radius the decoder fit covers
     start: LatentStart | None = None  # None = at rest, where the vertices are
+    basis: str = "decoder"  # or "linear-modes": the baseline without the learned map
 
 
 @dataclass
@@ -267,16 +268,24 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
         return d - t[:, None] - torch.cross(w[:, None].expand(-1, len(at), 3),
                                             arm.expand(len(d), -1, -1), dim=-1)
 
-    gen = torch.Generator().manual_seed(cfg.seed)
-    fit = fit_quadratic(lambda q: displacement(q, dyn_in_query), rest_t, k_q,
-                        radius=cfg.fit_radius, generator=gen)
-    clock["fit"] = time.perf_counter()
-
-    # --- springs, pins, forces -----------------------------------------------------------
     edges = _knn_edges(rest_body, SPRING_NEIGHBOURS)
     length = np.linalg.norm(rest_body[edges[:, 0]] - rest_body[edges[:, 1]], axis=1)
     volume = mass_total / cfg.material.density
     k_edge = cfg.stiffness * cfg.material.young * volume / float((length**2).sum())
+    gen = torch.Generator().manual_seed(cfg.seed)
+    if cfg.basis == "decoder":
+        fit = fit_quadratic(lambda q: displacement(q, dyn_in_query), rest_t, k_q,
+                            radius=cfg.fit_radius, generator=gen)
+        everywhere = np.arange(len(query_idx))
+        displacement_all = lambda q: displacement(q, everywhere)  # noqa: E731
+    elif cfg.basis == "linear-modes":
+        fit, displacement_all = _modes_fit(rest_t, mass_t, edges, k_edge, k_q, pinned_dyn,
+                                           clamped, vc, dyn_idx, query_idx)
+    else:
+        raise UsageError(f"unknown basis {cfg.basis!r}; choose decoder or linear-modes")
+    clock["fit"] = time.perf_counter()
+
+    # --- springs, pins, forces -----------------------------------------------------------
     body = Body(shape=fit.shape, mass=mass_t, normals=f64(normals),
                 areas=f64(share), edges=torch.as_tensor(edges),
                 stiffness=torch.full((len(edges),), k_edge, dtype=torch.float64),
@@ -316,8 +325,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     clock["integrate"] = time.perf_counter()
 
     # --- decode every frame --------------------------------------------------------------
-    everywhere = np.arange(len(query_idx))
-    frames, residual = _decode_frames(roll, lambda q: displacement(q, everywhere), fit.shape,
+    frames, residual = _decode_frames(roll, displacement_all, fit.shape,
                                       dyn_in_query, vc, query_idx, v, com, pinned_v, size)
     if cond.ground:  # the contact acts at the dynamics points; between them, a vertex that
         # the coarser sampling lets into the ground (up to ~3 % of the size, measured on a
@@ -341,6 +349,21 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                           ["encode", "fit", "integrate", "decode"])}}
     energy = {k: t.numpy() for k, t in roll.energy.items()}
     return Motion(frames=frames, energy=energy, stats=stats)
+
+
+def _modes_fit(rest, mass, edges, k_edge, k_q, pinned, clamped, vc, dyn_idx, query_idx):
+    """The linear-modes baseline in place of the decoder fit: modes of the spring network
+    at the dynamics points, carried to the other driving points by their nearest ones."""
+    shape = linear_modes(rest, mass, torch.as_tensor(edges), torch.full(
+        (len(edges),), k_edge, dtype=torch.float64), k_q,
+        fixed=torch.as_tensor(pinned) if clamped else None)
+    idx, w = knn_weights(vc[query_idx], vc[dyn_idx], k=4)
+    modes = drive(shape.linear.permute(2, 0, 1), idx, w.to(torch.float64))  # (k, Qall, 3)
+
+    def displacement_all(q: torch.Tensor) -> torch.Tensor:
+        return torch.einsum("sk,kpi->spi", q, modes)
+
+    return Fit(shape, 0.0), displacement_all
 
 
 def _nearest_chunked(v: np.ndarray, points: np.ndarray) -> np.ndarray:

@@ -42,6 +42,7 @@ class EvalConfig:
     rollouts: int = 24  # sequences rolled out (stratified); 0 = skip
     seconds: float = 2.0
     seed: int = 0
+    basis: str = "decoder"  # rollouts: the learned map, or "linear-modes" (the baseline)
 
 
 def _group(rows: list[tuple[str, dict]], keys: list[str]) -> dict[str, dict[str, float]]:
@@ -201,7 +202,8 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
         mcfg = sequence_motion_config(seq.meta, cfg.seconds, float(seq.fps))
         cal = (calibration or {}).get(mcfg.category, {})
         mcfg = replace(mcfg, stiffness=float(cal.get("stiffness", 1.0)),
-                       damping_scale=float(cal.get("damping", 1.0)), seed=cfg.seed)
+                       damping_scale=float(cal.get("damping", 1.0)), seed=cfg.seed,
+                       basis=cfg.basis)
         truth = np.asarray(seq.frames, np.float64)
         n = min(len(truth), int(round(cfg.seconds * seq.fps)) + 1)
         truth = truth[:n]

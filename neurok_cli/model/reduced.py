@@ -111,3 +111,58 @@ def fit_quadratic(displacement: Callable[[Tensor], Tensor], rest: Tensor, k: int
     quad[:, :, a[~diag], b[~diag]] = c[:, :, ~diag]
     quad[:, :, b[~diag], a[~diag]] = c[:, :, ~diag]
     return Fit(ReducedShape(rest.to(torch.float64), linear, quad), residual)
+
+
+def linear_modes(rest: Tensor, mass: Tensor, edges: Tensor, stiffness: Tensor, k: int, *,
+                 fixed: Tensor | None = None, amplitude: float = 0.1) -> ReducedShape:
+    """The baseline the learned map is measured against: the k lowest vibration modes of the
+    spring network's elastic energy linearised at rest (K φ = λ M φ, rigid motions removed),
+    as a linear map (no quadratic term).
+
+    Args:
+        rest: (P, 3) points; mass: (P,) lumped masses; edges: (E, 2); stiffness: (E,).
+        fixed: (P,) bool, points held still (a clamp); else the body floats and the six
+            rigid motions are projected out.
+        amplitude: each mode is scaled so that q = 1 moves its farthest point this far
+            times the points' extent.
+    """
+    P = rest.shape[0]
+    rest, mass, stiffness = (x.to(torch.float64) for x in (rest, mass, stiffness))
+    a, b = edges[:, 0], edges[:, 1]
+    n = rest[a] - rest[b]
+    n = n / n.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+    block = stiffness[:, None, None] * n[:, :, None] * n[:, None, :]  # (E, 3, 3)
+    K = torch.zeros(P, 3, P, 3, dtype=torch.float64)
+    for i, j, s in ((a, a, 1.0), (b, b, 1.0), (a, b, -1.0), (b, a, -1.0)):
+        K.index_put_((i[:, None, None], torch.arange(3)[None, :, None], j[:, None, None],
+                      torch.arange(3)[None, None, :]), s * block, accumulate=True)
+    K = K.reshape(3 * P, 3 * P)
+    m = mass.repeat_interleave(3)
+    free = torch.ones(3 * P, dtype=torch.bool) if fixed is None else \
+        (~fixed.to(torch.bool)).repeat_interleave(3)
+    if int(free.sum()) < k + (6 if fixed is None else 0):
+        raise UsageError(f"linear_modes: {int(free.sum()) // 3} free points cannot give {k} "
+                         "modes")
+    # symmetric form: M^-1/2 K M^-1/2 over the free coordinates
+    s = m[free].rsqrt()
+    A = s[:, None] * K[free][:, free] * s[None, :]
+    if fixed is None:  # project out the rigid motions (mass-orthonormal in this metric)
+        c = (mass[:, None] * rest).sum(0) / mass.sum()
+        r = rest - c
+        rigid = torch.cat([torch.eye(3, dtype=torch.float64).repeat(P, 1, 1),
+                           -torch.stack([torch.linalg.cross(torch.eye(3, dtype=torch.float64)
+                                                            [i].expand(P, 3), r)
+                                         for i in range(3)], dim=-1)], dim=-1)  # (P, 3, 6)
+        basis = torch.linalg.qr(m.sqrt()[:, None] * rigid.reshape(3 * P, 6))[0]
+        proj = torch.eye(3 * P, dtype=torch.float64) - basis @ basis.T
+        A = proj @ A @ proj + (A.diagonal().max() * 1e3) * (basis @ basis.T)
+    _, vecs = torch.linalg.eigh(A)
+    modes = torch.zeros(3 * P, k, dtype=torch.float64)
+    modes[free] = s[:, None] * vecs[:, :k]
+    modes = modes.reshape(P, 3, k)
+    flat = modes.reshape(3 * P, k)  # sign: largest entry positive, so runs repeat exactly
+    modes = modes * torch.sign(flat.gather(0, flat.abs().argmax(dim=0, keepdim=True)))[0]
+    extent = float((rest.max(0).values - rest.min(0).values).max())
+    peak = modes.norm(dim=1).max(dim=0).values.clamp_min(1e-30)  # (k,)
+    modes = modes * (amplitude * extent / peak)
+    return ReducedShape(rest, modes, torch.zeros(P, 3, k, k, dtype=torch.float64))
