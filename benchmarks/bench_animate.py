@@ -29,6 +29,9 @@ def sphere(path: Path, vertices: int) -> int:
     """A UV sphere of radius 0.25 m with about ``vertices`` vertices; returns the count."""
     n = max(int(round((vertices / 2) ** 0.5)), 4)
     mesh = trimesh.creation.uv_sphere(radius=0.25, count=[n, 2 * n])
+    # the vertex count is not n x 2n (seams, poles): correct n once by the measured count
+    n = max(int(round(n * (vertices / len(mesh.vertices)) ** 0.5)), 4)
+    mesh = trimesh.creation.uv_sphere(radius=0.25, count=[n, 2 * n])
     mesh.export(path)
     return len(mesh.vertices)
 

@@ -176,8 +176,15 @@ class LatentDynamics(nn.Module):
         # as stiff as the stiffest spring in the scene, so that no contact or pin load can
         # push a coordinate far outside the fitted region
         self.bound_stiffness = torch.zeros(self.k, dtype=torch.float64)
+        # pin damping: critical per unit of pin mass, but no faster than the pins' own
+        # fastest generalized oscillation; a pin far from the centre (a flag's edge, a
+        # chair's feet) levers light coordinates, and a damper sized for the whole body's
+        # weight would then be a rate far beyond any affordable explicit step
+        self.pin_omega = self.pin_rate() if bool(body.pinned.any()) else 0.0
+        self.pin_damping = 2.0 * env.pin_rate * min(1.0, env.pin_rate / max(self.pin_omega,
+                                                                            1e-12))
         rate = max(BOUND_RATE * self.elastic_rate(), env.contact_rate if env.ground else 0.0,
-                   self.pin_rate() if bool(body.pinned.any()) else 0.0, 1.0)
+                   self.pin_omega, 1.0)
         self.bound_stiffness = rate**2 * self.M0.diagonal()  # (k,): per-axis frequency ~ rate
         self.evaluations = 0
 
@@ -279,7 +286,7 @@ class LatentDynamics(nn.Module):
             dissipative[..., 1] = fn - spring
             energies["contact"] = 0.5 * kc * mc * (pen**2).sum(-1)
         if self.body.pinned.any():
-            kp, cp = self.env.pin_rate**2, 2.0 * self.env.pin_rate
+            kp, cp = self.env.pin_rate**2, self.pin_damping
             pm = self.pin_mass[None, :, None]
             err = x[:, self.body.pinned] - self.pin_target
             damp = -cp * pm * xdot[:, self.body.pinned]
@@ -398,7 +405,7 @@ class LatentDynamics(nn.Module):
         omega = self.elastic_rate()
         fast = [self.env.beta * omega**2 + self.env.alpha]
         if bool(self.body.pinned.any()):
-            fast += [2.0 * self.pin_rate()]
+            fast += [2.0 * self.pin_omega]
         # accuracy for the slow modes; a mode too fast to follow at MIN_STEP is only kept
         # stable (RK4 then damps it numerically, as a real material's damping would)
         follow = max(accuracy / max(omega, 1e-9), min(MIN_STEP, STABILITY / max(omega, 1e-9)))
