@@ -56,8 +56,7 @@ def run(data: Path, split: str, pairs: int, weights: str, seed: int) -> list[dic
                    "cloud_floor": chamfer_l1(cloud, dense)}
             for kind, path in (("mesh", shape), ("cloud", tmp / f"cloud{j}.xyz")):
                 t0 = time.perf_counter()
-                res = fit(FitConfig(observed=path, output=tmp / "x.json", rest=rest,
-                                    weights=weights, seed=seed))
+                res = fit(FitConfig(observed=path, rest=rest, weights=weights, seed=seed))
                 f = res.fits[0]
                 row[kind] = {"chamfer": f.chamfer, "rest_chamfer": f.rest_chamfer,
                              "vertex_error": f.vertex_error,

@@ -45,7 +45,6 @@ FIT_SURFACE = 1024  # rest-surface samples decoded per step of the Chamfer fit
 @dataclass
 class FitConfig:
     observed: Path
-    output: Path
     rest: Path | None = None  # None: the first frame of a sequence
     steps: int = 150  # Adam steps per fit
     points: int = 2048  # observed points in the Chamfer fit
@@ -55,6 +54,7 @@ class FitConfig:
     seed: int = 0
     weights: str = "neurok-base"
     device: str = "auto"
+    require_sequence: bool = False  # fail before any work unless a sequence is observed
 
 
 @dataclass
@@ -187,17 +187,16 @@ class _Fitter:
                                   steps=self.cfg.steps, points=t(self.pts), normals=t(self.nrm),
                                   delta=t(d_pts))
         goal = barycentric_points(aligned, self.faces, *self.dense_at)
-        zs, R, tr = self.refine(z, goal)
         zc = z[0].to(torch.float64).cpu().numpy()
-        # keep the correspondence fit where the refinement did not improve on it
-        if chamfer_l1(self.posed(zc, np.eye(3), np.zeros(3), self.dense), goal) < \
-                chamfer_l1(self.posed(zs, R, tr, self.dense), goal):
-            zs, R, tr = zc, np.eye(3), np.zeros(3)
+        # the refinement, unless the correspondence fit already matches the surface better
+        candidates = [(zc, np.eye(3), np.zeros(3)), self.refine(z, goal)]
+        errors = [chamfer_l1(self.posed(*c, self.dense), goal) for c in candidates]
+        best = int(np.argmin(errors))
+        zs, R, tr = candidates[best]
         verts = self.posed(zs, R, tr, self.vc)
         # back from the aligned frame: target = rot^T (aligned - shift)
         return ShapeFit(z=zs, rotation=rot.T @ R, translation=rot.T @ (tr - shift),
-                        chamfer=chamfer_l1(self.posed(zs, R, tr, self.dense), goal),
-                        rest_chamfer=chamfer_l1(self.dense, goal),
+                        chamfer=errors[best], rest_chamfer=chamfer_l1(self.dense, goal),
                         vertex_error=mean_vertex_error(verts, aligned, bbox_diagonal(aligned)))
 
     def points(self, goal: np.ndarray) -> ShapeFit:
@@ -255,6 +254,9 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
     if cfg.steps < 0 or cfg.points < 16 or cfg.samples < 16:
         raise UsageError("--steps must be >= 0, --points and --samples >= 16")
     obs = load_observation(cfg.observed, up=cfg.up, fps=cfg.fps)
+    if cfg.require_sequence and (obs.kind != "sequence" or len(obs.frames) < 2):
+        raise UsageError(f"{cfg.observed}: not a sequence of 2 or more frames (an animated "
+                         "glTF or a folder of frames), so it has no motion to continue")
     if cfg.rest is not None:
         rest = load_mesh(cfg.rest, up=cfg.up)
     elif obs.kind == "sequence":
@@ -288,7 +290,7 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
     result = FitResult(observation=obs, rest=rest, frame=frame,
                        mode="correspondence" if same else "chamfer", fits=fits,
                        weights=str(bundle), device=str(device), seconds=0.0)
-    if obs.kind == "sequence":
+    if obs.kind == "sequence" and len(fits) > 1:
         com = vc.mean(axis=0)
         result.initial = {"first": _initial_state(fits, obs.times, 0, com),
                           "last": _initial_state(fits, obs.times, len(fits) - 1, com)}

@@ -62,12 +62,11 @@ def fit(
     vec = lambda t, n: None if t is None else parse_vector(t, n)  # noqa: E731
     over = Overrides(gravity=vec(gravity, "--gravity"), ground=ground, wind=vec(wind, "--wind"),
                      pushes=[parse_impulse(p) for p in push or []])
-    cfg = FitConfig(observed=observed, output=output, rest=rest, steps=steps, points=points,
-                    samples=samples, fps=fps, up=up, seed=seed, weights=weights, device=device)
+    cfg = FitConfig(observed=observed, rest=rest, steps=steps, points=points, samples=samples,
+                    fps=fps, up=up, seed=seed, weights=weights, device=device,
+                    require_sequence=then_animate is not None)
     with progress_bar("fitting") as update:
         result = run_fit(cfg, progress=lambda i, n: update(i, n))
-    if then_animate is not None and result.observation.kind != "sequence":
-        raise UsageError("--then-animate needs an observed sequence (animated glTF or frames)")
     write_result(result, output)
     doc = result_json(result)
     report = None
