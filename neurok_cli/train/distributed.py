@@ -9,6 +9,7 @@ variables everything here is a no-op and training runs in one process.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from dataclasses import dataclass
@@ -73,10 +74,21 @@ def setup(device: torch.device) -> tuple[DistInfo, torch.device]:
     return info, device
 
 
-def teardown(info: DistInfo) -> None:
-    """Leave the process group (no-op for a single process)."""
-    if info.enabled and tdist.is_initialized():
-        tdist.destroy_process_group()
+def teardown(info: DistInfo, *, clean: bool) -> None:
+    """Leave the process group (no-op for a single process).
+
+    Call it once nothing refers to the DDP wrapper any more. Objects in reference cycles that
+    still hold the group (the wrapper's reducer does) are collected first: a gloo group freed
+    during interpreter shutdown aborts the process. After a clean run every rank waits for
+    the others (rank 0 may still be writing the bundle), so they leave together; after an
+    error nobody waits for ranks that may never arrive.
+    """
+    if not (info.enabled and tdist.is_initialized()):
+        return
+    gc.collect()
+    if clean:
+        tdist.barrier()
+    tdist.destroy_process_group()
 
 
 def wrap(module: nn.Module, info: DistInfo, device: torch.device) -> nn.Module:

@@ -391,7 +391,10 @@ def train(cfg: TrainConfig, *, progress: Progress | None = None, stop_at: int | 
     """
     device = resolve_device(cfg.device)
     info, device = dd.setup(device)
+    clean = False
     try:
-        return _Run(cfg, info, device, command).fit(progress, stop_at)
+        result = _Run(cfg, info, device, command).fit(progress, stop_at)
+        clean = True
     finally:
-        dd.teardown(info)
+        dd.teardown(info, clean=clean)
+    return result
