@@ -176,6 +176,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     import torch
 
     from .model import load_bundle, resolve_device
+    from .model.bundle import prior_spread
 
     t0 = time.perf_counter()
     output_format(cfg.output, cfg.export.fmt)  # a bad output path fails before the work
@@ -218,7 +219,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
                         seconds=cfg.seconds, fps=cfg.fps, samples=cfg.samples, seed=cfg.seed,
                         subspace=cfg.subspace, method=cfg.method,
                         stiffness=cfg.stiffness * float(calib.get("stiffness", 1.0)),
-                        damping_scale=float(calib.get("damping", 1.0)), start=start_state)
+                        damping_scale=float(calib.get("damping", 1.0)), start=start_state,
+                        spread=prior_spread(bundle_cfg, category))
     t_load = time.perf_counter()
     say("moving")
     try:

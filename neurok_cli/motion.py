@@ -49,7 +49,9 @@ class MotionConfig:
     seconds: float = 4.0
     fps: float = 30.0
     samples: int = 1  # motions; beyond the first, each starts from a prior sample
-    diversity: float = 0.5  # scale of the prior draws of the start state
+    diversity: float | None = None  # scale of the prior draws of the start state (None: 1
+    # under a fitted prior, 0.5 under the unit prior N(mu, I), which is wider than the data)
+    spread: torch.Tensor | None = None  # (k, k) Cholesky factor of the fitted instance prior
     seed: int = 0
     subspace: int = 8  # k_q reduced coordinates
     dynamics_points: int = 128
@@ -303,10 +305,14 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     qd0 = torch.zeros(S, k_q, dtype=torch.float64)
     if S > 1:  # sample 0 is the motion of the conditions alone; the others vary around it
         draw = torch.randn(S - 1, 2, mcfg.latent_dim, generator=gen, dtype=torch.float64)
+        scale = cfg.diversity if cfg.diversity is not None else (
+            0.5 if cfg.spread is None else 1.0)
+        if cfg.spread is not None:
+            draw = draw @ cfg.spread.to(torch.float64).cpu().T
         basis = sub.basis.to(torch.float64).cpu()
-        q0[1:] = cfg.diversity * draw[:, 0] @ basis
+        q0[1:] = scale * draw[:, 0] @ basis
         omega = max(dyn.elastic_rate(), 1.0)
-        qd0[1:] = cfg.diversity * omega * draw[:, 1] @ basis
+        qd0[1:] = scale * omega * draw[:, 1] @ basis
     if cfg.start is not None:  # every sample starts from the fitted state (and varies)
         st = cfg.start
         q0 = q0 + sub.to_reduced(f64(st.z).to(sub.origin)).to(torch.float64).cpu()

@@ -1,5 +1,5 @@
 """``neurok eval`` (accuracy and plausibility over a dataset split) and ``neurok calibrate``
-(fit the latent physics to the engine)."""
+(fit the latent physics and the instance prior to the data)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ..errors import UsageError
 from ._common import guarded, print_json, progress_bar
 
 Opt = typer.Option
@@ -56,10 +57,11 @@ def evaluate(
     table = Table(title=f"{report['weights']} on {split}")
     table.add_column("metric")
     cats = []
-    for part in ("inverse_kinematics", "rollout"):
-        if part in report:
-            cats = [c for c in report[part]["count"] if c != "all"] + ["all"]
-            break
+    counts = [report["inverse_kinematics"]["count"]] if "inverse_kinematics" in report else []
+    counts += [report["rollout"]["count"]] if "rollout" in report else []
+    counts += [report["plausibility"]["samples"]["count"]] if "plausibility" in report else []
+    if counts:
+        cats = [c for c in counts[0] if c != "all"] + ["all"]
     for c in cats:
         table.add_column(c, justify="right")
     rows = [("inverse_kinematics", "chamfer", "IK Chamfer-L1"),
@@ -74,11 +76,14 @@ def evaluate(
             table.add_row(label, *(_fmt(report[part][key].get(c, float("nan"))) for c in cats))
     if "plausibility" in report:
         p = report["plausibility"]
-        for key in ("strain_mean", "strain_p99"):
-            table.add_row(f"prior samples {key}", *(_fmt(p["samples"][key].get(c, float("nan")))
-                                                   for c in cats))
-            table.add_row(f"  data {key}", *(_fmt(p["data"][key].get(c, float("nan")))
-                                            for c in cats))
+        law = "fitted prior" if p.get("prior") == "fitted" else "prior N(mu, I)"
+        for key in ("strain_mean", "strain_p99", "volume_change"):
+            for part, label in (("samples", f"{law} samples"), ("data", "  data"),
+                                ("reconstructions", "  reconstructions"),
+                                ("unit_samples", "  prior N(mu, I) samples")):
+                if key in p.get(part, {}):
+                    table.add_row(f"{label} {key}", *(_fmt(p[part][key].get(c, float("nan")))
+                                                      for c in cats))
         table.add_row("prior samples with NaN", *([""] * (len(cats) - 1)),
                       f"{p['nan_samples']} of {p['draws']}")
     out.print(table)
@@ -88,21 +93,35 @@ def evaluate(
 def calibrate(
     data: Annotated[Path, Opt("--data", help="Dataset folder (neurok dataset generate).")],
     weights: Annotated[str, Opt(help="Weights bundle folder to calibrate (rewritten).")],
-    split: Annotated[str, Opt(help="Split to fit on.")] = "val",
-    per_category: Annotated[int, Opt(help="Sequences per category.")] = 3,
+    split: Annotated[str, Opt(help="Split the stiffness is fitted on.")] = "val",
+    per_category: Annotated[int, Opt(help="Sequences per category (stiffness).")] = 3,
+    prior_split: Annotated[str, Opt(help="Split the instance prior is fitted on.")] = "train",
+    prior_pairs: Annotated[int, Opt(help="Pairs per category (instance prior).")] = 512,
+    only: Annotated[list[str] | None, Opt(help="Parts: stiffness, prior (default: both).")
+                    ] = None,
     device: Annotated[str, Opt(help="auto, cpu or cuda.")] = "auto",
     json_out: Annotated[bool, Opt("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Fit each category's latent stiffness so rollouts match the engine (kept in the bundle)."""
+    """Fit the bundle to data: each category's latent stiffness, so rollouts match the
+    engine, and the instance prior's spread, so samples deform like the data."""
     from ..evaluate.run import calibrate_bundle
     from ._common import print_rows
 
+    if prior_pairs < 2 or per_category < 1:
+        raise UsageError("--prior-pairs must be >= 2 and --per-category >= 1")
     with progress_bar("calibrating") as update:
         result = calibrate_bundle(data, weights, split=split, per_category=per_category,
-                                  device=device, progress=lambda i, n: update(i, n))
+                                  prior_split=prior_split, prior_pairs=prior_pairs,
+                                  parts=tuple(only or ("stiffness", "prior")), device=device,
+                                  progress=lambda s, i, n: update(i, n, s))
     if json_out:
         print_json(result)
         return
-    print_rows([(cat, f"stiffness x{r['stiffness']:g}: rollout error {r['error']:.4f} "
-                      f"(rest pose {r['rest_error']:.4f}) on {r['sequences']} {split} sequences")
-                for cat, r in result.items()])
+    rows = [(f"{cat} prior", f"latent spread {r['rms']:.3g} (rms per coordinate) from "
+                             f"{r['pairs']} {r['split']} pairs")
+            for cat, r in result.get("prior", {}).items()]
+    rows += [(f"{cat} stiffness", f"x{r['stiffness']:g}: rollout error {r['error']:.4f} "
+                                  f"(rest pose {r['rest_error']:.4f}) on {r['sequences']} "
+                                  f"{split} sequences")
+             for cat, r in result.get("stiffness", {}).items()]
+    print_rows(rows)

@@ -60,19 +60,31 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                   _row("reconstruction: mean vertex error", ik["vertex_error"], cats),
                   _row("rest pose", ik["rest_vertex_error"], cats), ""]
     if plaus:
-        s, d = plaus["samples"], plaus["data"]
-        lines += [f"Prior samples: {plaus['draws']} draws z ~ N(mu(M0), I) over "
+        s, d, u = plaus["samples"], plaus["data"], plaus.get("unit_samples")
+        r = plaus.get("reconstructions")
+        fitted = plaus.get("prior") == "fitted"
+        law = ("N(mu(M0), L Lᵀ), the instance prior with the spread fitted to the training "
+               "data (calibration below)" if fitted else "N(mu(M0), I)")
+        lines += [f"Prior samples: {plaus['draws']} draws z ~ {law}, over "
                   f"{plaus['draws'] // max(report['config']['draws'], 1)} test objects, "
                   f"{plaus['nan_samples']} with NaN. Edge strain |l/l0 - 1| and volume change "
                   "|V/V0 - 1| (closed solids) of the decoded samples next to the engine's own "
-                  "frames of the same objects:", "", head,
-                  _row("samples: mean edge strain", s["strain_mean"], cats),
-                  _row("data: mean edge strain", d["strain_mean"], cats),
-                  _row("samples: 99th pct edge strain", s["strain_p99"], cats),
-                  _row("data: 99th pct edge strain", d["strain_p99"], cats)]
-        if "volume_change" in s:
-            lines += [_row("samples: volume change", s["volume_change"], cats),
-                      _row("data: volume change", d.get("volume_change", {}), cats)]
+                  "frames of the same objects"
+                  + (", to the decoder's reconstructions of those frames (posterior means: "
+                     "the strain the decoder adds by itself)" if r else "")
+                  + (" and to the same draws under the unit prior N(mu(M0), I) that training "
+                     "pulls the posteriors towards" if u else "") + ":", "", head]
+        for key, label in (("strain_mean", "mean edge strain"),
+                           ("strain_p99", "99th pct edge strain"),
+                           ("volume_change", "volume change")):
+            if key not in s:
+                continue
+            lines += [_row(f"samples: {label}", s[key], cats),
+                      _row(f"data: {label}", d.get(key, {}), cats)]
+            if r:
+                lines += [_row(f"reconstructions: {label}", r.get(key, {}), cats)]
+            if u:
+                lines += [_row(f"unit prior: {label}", u.get(key, {}), cats)]
         lines += [""]
     if roll:
         lines += [f"Latent rollouts ({report['config']['seconds']:g} s from each sequence's "
@@ -88,6 +100,15 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                   "validation sequences:", ""]
         lines += [f"- {c}: x{v['stiffness']:g} (rollout error {v['error']:.4f}, rest pose "
                   f"{v['rest_error']:.4f}, {v['sequences']} sequences)" for c, v in cal.items()]
+        lines += [""]
+    fit = config.get("latent_prior")
+    if fit:
+        lines += ["The instance prior's spread: over training pairs whose M0 is the rest frame, "
+                  "the second moment of the posterior mean's offset from mu(M0), per category "
+                  "(its Cholesky factor L is in config.json; `neurok animate --samples` and "
+                  "the samples above draw from it):", ""]
+        lines += [f"- {c}: rms {v['rms']:.3g} per latent coordinate ({v['pairs']} "
+                  f"{v['split']} pairs)" for c, v in fit.items()]
         lines += [""]
     if limits:
         lines += ["## Known limits", "", limits.strip(), ""]

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..data.format import read_header
 from ..errors import UsageError
 from ..io.atomic import atomic_path
+from .prior import fit_prior
 from .suite import EvalConfig, calibrate, inverse_kinematics, plausibility, rollout_errors
 
 Progress = Callable[[str, int, int], None]
@@ -48,7 +49,8 @@ def evaluate(data: str | Path, weights: str, *, split: str = "test", device: str
             model, data, split, cfg, lambda i, n: say("inverse kinematics", i, n))
     if "prior" in parts:
         report["plausibility"] = plausibility(model, data, split, cfg,
-                                              lambda i, n: say("prior samples", i, n))
+                                              lambda i, n: say("prior samples", i, n),
+                                              bundle_config=config)
     if "rollout" in parts and cfg.rollouts > 0:
         report["rollout"] = rollout_errors(model, data, split, cfg, config.get("calibration"),
                                            lambda i, n: say("rollouts", i, n))
@@ -93,14 +95,34 @@ def plot_report(report: dict, path: str | Path) -> None:
     plt.close(fig)
 
 
+CALIBRATION_PARTS = ("stiffness", "prior")
+
+
 def calibrate_bundle(data: str | Path, weights: str, *, split: str = "val",
-                     per_category: int = 3, device: str = "auto",
-                     progress: Callable[[int, int], None] | None = None) -> dict:
-    """Fit the per-category stiffness scale on ``split`` and store it in the bundle."""
+                     per_category: int = 3, prior_split: str = "train", prior_pairs: int = 512,
+                     parts: tuple[str, ...] = CALIBRATION_PARTS, device: str = "auto",
+                     progress: Callable[[str, int, int], None] | None = None) -> dict:
+    """Fit and store in the bundle: the per-category stiffness scale on ``split`` (part
+    "stiffness", key ``calibration``) and the fitted instance prior on ``prior_pairs`` pairs
+    per category of ``prior_split`` (part "prior", key ``latent_prior``). Returns
+    ``{"stiffness": ..., "prior": ...}`` for the parts run."""
     from ..model.bundle import update_bundle_config
 
+    unknown = set(parts) - set(CALIBRATION_PARTS)
+    if unknown or not parts:
+        raise UsageError(f"unknown calibration part(s) {', '.join(sorted(unknown)) or '(none)'};"
+                         f" choose from {', '.join(CALIBRATION_PARTS)}")
     read_header(data)
     folder, model, _ = _load(weights, device)
-    result = calibrate(model, data, split, per_category=per_category, progress=progress)
-    update_bundle_config(folder, calibration=result)
+    say = progress or (lambda *_: None)
+    result: dict = {}
+    if "prior" in parts:
+        result["prior"] = fit_prior(model, data, prior_split, per_category=prior_pairs,
+                                    progress=lambda i, n: say("prior", i, n))
+    if "stiffness" in parts:
+        result["stiffness"] = calibrate(model, data, split, per_category=per_category,
+                                        progress=lambda i, n: say("stiffness", i, n))
+    update_bundle_config(folder, **{key: result[part] for part, key in
+                                    (("stiffness", "calibration"), ("prior", "latent_prior"))
+                                    if part in result})
     return result

@@ -23,6 +23,7 @@ from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
 from ..data.format import load_sequence
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
 from ..model import NeurokModel
+from ..model.bundle import prior_spread
 from ..motion import MotionConfig, latent_motion
 from ..sim.conditions import Conditions, Impulse, SimMaterial
 from ..sim.scene import closed_volume
@@ -122,36 +123,70 @@ def _strain(rest: np.ndarray, x: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.abs(length / np.maximum(length0, 1e-12) - 1.0)
 
 
+RECON_FRAMES = 8  # frames per sequence whose posterior means plausibility decodes
+
+
 def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
-                 progress: Progress | None = None) -> dict:
+                 progress: Progress | None = None, bundle_config: dict | None = None) -> dict:
     """Decoded prior samples vs the split's own frames: per-sequence mean and 99th percentile
-    of edge strain |l / l0 - 1|, and |V / V0 - 1| for closed solids; NaN count."""
+    of edge strain |l / l0 - 1|, and |V / V0 - 1| for closed solids; NaN count.
+
+    ``bundle_config``: where the fitted prior is (``evaluate.prior``). "samples" are draws from the
+    instance prior the bundle uses (the fitted one where it has the category, else N(mu, I),
+    named in "prior"); with a fitted prior, "unit_samples" are the same draws' noise under
+    N(mu, I), the prior training pulled the posteriors towards. "reconstructions" decode the
+    posterior means of RECON_FRAMES of the data's own frames: the strain the decoder adds by
+    itself, which no prior can remove."""
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed))
     dev = next(model.parameters()).device
     mc = model.cfg
     gen = torch.Generator().manual_seed(cfg.seed)
     picks = _stratified(ds, cfg.objects, cfg.seed)
-    rows_model, rows_data, nans = [], [], 0
+    rows_model, rows_unit, rows_data, rows_recon, nans = [], [], [], [], 0
+    used = set()
     for j, idx in enumerate(picks):
         entry = ds.sequence(idx)
         rest = entry.frames[0].astype(np.float64)
         centre, scale = canonical_transform(rest)
         vc = (rest - centre) * scale
         rng = np.random.default_rng([cfg.seed, 13, j])
-        pts, fidx, _ = sample_surface(vc, entry.faces, mc.n_points, rng)
+        pts, fidx, bary = sample_surface(vc, entry.faces, mc.n_points, rng)
         nrm = face_normals(vc, entry.faces)[fidx]
         t = lambda x: torch.as_tensor(np.asarray(x, np.float32), device=dev)[None]  # noqa
+        cat = ds.category_of[idx]
+        L = prior_spread(bundle_config or {}, cat)
+        used.add("fitted" if L is not None else "unit")
         with torch.no_grad():
             prior = model.encode_prior(t(pts), t(nrm))
-            z = model.sample(prior, cfg.draws, gen)[:, 0]  # (n, k)
-            d = model.decode(z, prior.repeat(cfg.draws), t(vc).repeat(cfg.draws, 1, 1))
-        x = vc + d.cpu().numpy().astype(np.float64)
-        nans += int((~np.isfinite(x)).any(axis=(1, 2)).sum())
+            state = gen.get_state()
+            draws = [model.sample(prior, cfg.draws, gen, scale_tril=L)[:, 0]]  # (n, k)
+            if L is not None:  # the same noise under the unit prior
+                gen.set_state(state)
+                draws.append(model.sample(prior, cfg.draws, gen)[:, 0])
+            frames = (entry.frames.astype(np.float64) - centre) * scale
+            seen = frames[np.linspace(1, len(frames) - 1, RECON_FRAMES).round().astype(int)]
+            delta = []
+            for f in seen:  # the engine's frame without its rigid motion, as in training
+                rot, shift = kabsch(f, vc)
+                delta.append(barycentric_points(f @ rot.T + shift, entry.faces, fidx, bary)
+                             - pts)
+            n = len(seen)
+            z_seen, _ = model.encode_posterior(t(pts).repeat(n, 1, 1), t(nrm).repeat(n, 1, 1),
+                                               torch.as_tensor(np.asarray(delta, np.float32),
+                                                               device=dev), prior.repeat(n))
+            draws.append(z_seen)
+            shapes = []
+            for z in draws:
+                d = model.decode(z, prior.repeat(len(z)), t(vc).repeat(len(z), 1, 1))
+                shapes.append(vc + d.cpu().numpy().astype(np.float64))
+        recon = shapes.pop()
+        nans += int((~np.isfinite(shapes[0])).any(axis=(1, 2)).sum())
         edges = _edges(entry.faces)
-        cat = ds.category_of[idx]
         solid = cat != "cloth" and closed_volume(vc, entry.faces) > 0
-        frames = (entry.frames.astype(np.float64) - centre) * scale
-        for rows, shapes in ((rows_model, x), (rows_data, frames[1:])):
+        pairs = [(rows_model, shapes[0]), (rows_data, frames[1:]), (rows_recon, recon)]
+        if len(shapes) > 1:
+            pairs.append((rows_unit, shapes[1]))
+        for rows, shapes in pairs:
             s = _strain(vc, shapes, edges)
             row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99))}
             if solid:
@@ -170,8 +205,12 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
             out["volume_change"] = _group(vol, ["volume_change"])["volume_change"]
         return out
 
-    return {"samples": summary(rows_model), "data": summary(rows_data), "nan_samples": nans,
-            "draws": cfg.draws * len(picks)}
+    out = {"samples": summary(rows_model), "data": summary(rows_data),
+           "reconstructions": summary(rows_recon), "nan_samples": nans,
+           "draws": cfg.draws * len(picks), "prior": "+".join(sorted(used))}
+    if rows_unit:
+        out["unit_samples"] = summary(rows_unit)
+    return out
 
 
 def sequence_motion_config(meta: dict, seconds: float, fps: float) -> MotionConfig:

@@ -196,3 +196,13 @@ def load_bundle(folder: str | os.PathLike[str],
         raise InputError(f"{weights}: weights do not fit the model in {CONFIG} ({exc})") \
             from exc
     return model.to(dev).eval(), config
+
+
+def prior_spread(config: dict, category: str) -> torch.Tensor | None:
+    """The Cholesky factor L (k, k) of a bundle's fitted instance prior N(mu, L Lᵀ) for
+    ``category`` (``neurok calibrate``), or None: the unit prior N(mu, I), for bundles
+    without one or categories it never saw."""
+    entry = (config.get("latent_prior") or {}).get(category)
+    if not entry:
+        return None
+    return torch.tensor(entry["scale_tril"], dtype=torch.float64)

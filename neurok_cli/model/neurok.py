@@ -172,8 +172,10 @@ class NeurokModel(nn.Module):
                                         batch["delta_points"], prior)
         return self.decode(mu_q, prior, batch["query"])
 
-    def sample(self, prior: Prior, n: int, generator: torch.Generator | None = None) -> Tensor:
-        """n draws from each object's prior N(mu, I) -> z (n, B, k).
+    def sample(self, prior: Prior, n: int, generator: torch.Generator | None = None, *,
+               scale_tril: Tensor | None = None) -> Tensor:
+        """n draws from each object's prior -> z (n, B, k): N(mu, I), or N(mu, L Lᵀ) with
+        ``scale_tril`` L (k, k), the fitted spread of the data (``evaluate.prior``).
 
         The noise is drawn on the generator's device (CPU by default) and moved to mu's, so a
         seeded CPU generator gives the same z on every device. To decode all at once, see
@@ -182,8 +184,14 @@ class NeurokModel(nn.Module):
         if n < 1:
             raise UsageError(f"sample: n must be >= 1, got {n}")
         mu = prior.mu.detach()
+        k = mu.shape[-1]
+        if scale_tril is not None and tuple(scale_tril.shape) != (k, k):
+            raise UsageError(f"sample: scale_tril must be ({k}, {k}), got "
+                             f"{tuple(scale_tril.shape)}")
         device = generator.device if generator is not None else mu.device
         eps = torch.randn((n, *mu.shape), generator=generator, device=device, dtype=mu.dtype)
+        if scale_tril is not None:
+            eps = eps @ scale_tril.to(device=device, dtype=mu.dtype).T
         return mu[None] + eps.to(mu.device)
 
     def fit_latent(self, prior: Prior, query: Tensor, target_delta: Tensor, steps: int = 200,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -48,14 +49,44 @@ def test_calibrate_writes_the_bundle(corpus, tmp_path):
     bundle = tmp_path / "b"
     shutil.copytree(resolve_weights("neurok-base"), bundle)
     result = runner.invoke(app, ["calibrate", "--data", str(corpus), "--weights", str(bundle),
-                                 "--split", "train", "--per-category", "1", "--json"])
+                                 "--split", "train", "--per-category", "1", "--prior-pairs", "4",
+                                 "--json"])
     assert result.exit_code == 0, result.output
-    cal = json.loads(result.output)
-    stored = read_bundle_config(bundle)["calibration"]
-    assert stored == cal
-    for entry in cal.values():
+    out = json.loads(result.output)
+    stored = read_bundle_config(bundle)
+    assert stored["calibration"] == out["stiffness"]
+    assert stored["latent_prior"] == out["prior"]
+    for entry in out["stiffness"].values():
         i = entry["grid"].index(entry["stiffness"])
         assert entry["error"] == entry["errors"][i]
+    k = stored["model"]["latent_dim"]
+    for entry in out["prior"].values():
+        L = np.array(entry["scale_tril"])
+        assert L.shape == (k, k) and np.allclose(L, np.tril(L)) and (np.diag(L) > 0).all()
+        assert entry["pairs"] == 4 and entry["rms"] > 0
+        assert np.isclose(entry["rms"], np.sqrt((L**2).sum() / k), rtol=1e-3)
+
+
+def test_calibrate_only_the_prior_keeps_the_stiffness(corpus, tmp_path):
+    bundle = tmp_path / "b"
+    shutil.copytree(resolve_weights("neurok-base"), bundle)
+    before = read_bundle_config(bundle)["calibration"]
+    result = runner.invoke(app, ["calibrate", "--data", str(corpus), "--weights", str(bundle),
+                                 "--only", "prior", "--prior-pairs", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    assert list(json.loads(result.output)) == ["prior"]
+    config = read_bundle_config(bundle)
+    assert config["calibration"] == before and set(config["latent_prior"]) <= {
+        "beam", "cloth", "soft"}
+    result = runner.invoke(app, ["eval", "--data", str(corpus), "--weights", str(bundle),
+                                 "--split", "train", "--only", "prior", "--objects", "3",
+                                 "--json", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    plaus = json.loads((tmp_path / "r.json").read_text())["plausibility"]
+    assert plaus["prior"] == "fitted" and "unit_samples" in plaus
+    result = runner.invoke(app, ["calibrate", "--data", str(corpus), "--weights", str(bundle),
+                                 "--only", "springs"])
+    assert_one_error_line(result, "unknown calibration part")
 
 
 def test_eval_errors(tmp_path):

@@ -199,6 +199,25 @@ def test_sample_is_seeded_and_centred_on_the_prior(device):
         torch.testing.assert_close(eps_dev.cpu(), eps_cpu.detach())
 
 
+def test_sample_with_a_fitted_spread_has_its_covariance():
+    model = tiny_model()
+    batch = make_batch(2, P, Q)
+    prior = model.encode_prior(batch["points"], batch["normals"])
+    k = prior.mu.shape[-1]
+    rng = torch.Generator().manual_seed(3)
+    A = torch.randn(k, k, generator=rng, dtype=torch.float64) * 0.1
+    L = torch.linalg.cholesky(A @ A.T + 0.01 * torch.eye(k, dtype=torch.float64))
+    z = model.sample(prior, 20000, torch.Generator().manual_seed(5), scale_tril=L)
+    d = (z - prior.mu.detach())[:, 0].double()
+    torch.testing.assert_close(d.mean(0), torch.zeros(k, dtype=torch.float64), atol=0.01,
+                               rtol=0)
+    torch.testing.assert_close(d.T @ d / len(d), L @ L.T, atol=0.01, rtol=0)
+    eps = model.sample(prior, 20000, torch.Generator().manual_seed(5)) - prior.mu.detach()
+    torch.testing.assert_close(d.float(), eps[:, 0] @ L.T.float(), atol=1e-5, rtol=0)
+    with pytest.raises(UsageError, match="scale_tril"):
+        model.sample(prior, 2, scale_tril=torch.eye(k + 1))
+
+
 def test_same_seed_same_outputs():
     batch = make_batch(B, P, Q)
     outs = []
