@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
+from . import _options as o
 from ._common import guarded, print_json, progress_bar
 
 Opt = typer.Option
@@ -22,8 +23,7 @@ def _fmt(x: float) -> str:
 def evaluate(
     data: Annotated[Path, Opt("--data", help="Dataset folder (neurok dataset generate).")],
     split: Annotated[str, Opt(help="train, val or test.")] = "test",
-    weights: Annotated[str, Opt(help="Weights bundle: a shipped name or a folder.")
-                       ] = "neurok-base",
+    weights: o.Weights = "neurok-base",
     json_path: Annotated[Path | None, Opt("--json", help="Write the report here.")] = None,
     plot: Annotated[Path | None, Opt(help="Write a PNG of the results here.")] = None,
     pairs: Annotated[int, Opt(help="Inverse-kinematics pairs.")] = 48,
@@ -33,7 +33,7 @@ def evaluate(
     seconds: Annotated[float, Opt(help="Rollout duration, s.")] = 2.0,
     only: Annotated[list[str] | None, Opt(help="Parts: ik, prior, rollout (default: all).")
                     ] = None,
-    device: Annotated[str, Opt(help="auto, cpu or cuda.")] = "auto",
+    device: o.Device = "auto",
     seed: Annotated[int, Opt(help="Random seed.")] = 0,
 ) -> None:
     """Inverse kinematics, reconstruction, prior plausibility and rollouts over a split."""
@@ -99,8 +99,8 @@ def calibrate(
     prior_pairs: Annotated[int, Opt(help="Pairs per category (instance prior).")] = 512,
     only: Annotated[list[str] | None, Opt(help="Parts: stiffness, prior (default: both).")
                     ] = None,
-    device: Annotated[str, Opt(help="auto, cpu or cuda.")] = "auto",
-    json_out: Annotated[bool, Opt("--json", help="Print the result as JSON.")] = False,
+    device: o.Device = "auto",
+    json_out: o.Json = False,
 ) -> None:
     """Fit the bundle to data: each category's latent stiffness, so rollouts match the
     engine, and the instance prior's spread, so samples deform like the data."""

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from . import _options as o
 from ._common import guarded, print_json, print_rows, progress_bar, warn
 
 Opt = typer.Option
@@ -26,11 +27,10 @@ def fit(
     samples: Annotated[int, Opt(help="Surface samples each way for the reported error.")
                        ] = 10_000,
     fps: Annotated[float, Opt(help="Frame rate of a frame folder.")] = 30.0,
-    up: Annotated[str | None, Opt(help="Up axis of OBJ/PLY/STL: y or z.")] = None,
+    up: o.Up = None,
     seed: Annotated[int, Opt(help="Random seed.")] = 0,
-    weights: Annotated[str, Opt(help="Weights bundle: a shipped name or a folder.")
-                       ] = "neurok-base",
-    device: Annotated[str, Opt(help="auto, cpu or cuda.")] = "auto",
+    weights: o.Weights = "neurok-base",
+    device: o.Device = "auto",
     then_animate: Annotated[Path | None, Opt(
         help="Also animate from the recovered state of a sequence (.glb, .mp4, folder).")
                             ] = None,
@@ -40,14 +40,13 @@ def fit(
     material: Annotated[str, Opt(help="auto, soft, cloth or beam.")] = "auto",
     preset: Annotated[str | None, Opt(help="Preset of the animation (default: free).")
                       ] = None,
-    stiffness: Annotated[float, Opt(help="Scale on the material's stiffness.")] = 1.0,
-    gravity: Annotated[str | None, Opt(help="Gravity X,Y,Z in m/s^2 (+Y up).")] = None,
+    stiffness: o.Stiffness = 1.0,
+    gravity: o.Gravity = None,
     ground: Annotated[bool | None, Opt("--ground/--no-ground",
                                        help="A floor at the sequence's lowest point.")] = None,
-    push: Annotated[list[str] | None, Opt(help="REGION:X,Y,Z[@T] velocity kick, m/s at T s.")
-                    ] = None,
-    wind: Annotated[str | None, Opt(help="Wind velocity X,Y,Z, m/s.")] = None,
-    json_out: Annotated[bool, Opt("--json", help="Print the result as JSON.")] = False,
+    push: o.Pushes = None,
+    wind: o.Wind = None,
+    json_out: o.Json = False,
 ) -> None:
     """Inverse kinematics: recover the latent state of observed shapes."""
     from ..animate import AnimateConfig, Overrides

@@ -1,0 +1,54 @@
+"""Option types the commands share, so a flag means and reads the same everywhere.
+
+Each is ``Annotated[type, typer.Option(...)]``; a command gives its own default
+(``seconds: Seconds = 4.0``) and declares locally whatever only it has.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+Opt = typer.Option
+
+# what to write and how
+Output = Annotated[Path, Opt("-o", "--output",
+                             help="Where to write: .glb/.gltf, .mp4/.gif, or a folder.")]
+Format = Annotated[str | None, Opt("--format", help="glb, gltf, obj, ply, mp4 or gif.")]
+Encoding = Annotated[str, Opt(help="glTF encoding: compact or exact.")]
+Renderer = Annotated[str, Opt(help="Video renderer: auto, gl or numpy.")]
+Json = Annotated[bool, Opt("--json", help="Print the result as JSON.")]
+
+# the asset
+Size = Annotated[float | None, Opt(help="Largest extent in metres (OBJ/PLY/STL).")]
+Up = Annotated[str | None, Opt(help="Up axis of OBJ/PLY/STL: y or z.")]
+
+# time
+Seconds = Annotated[float, Opt(help="Duration, seconds.")]
+Fps = Annotated[float, Opt(help="Frames per second.")]
+
+# material
+Stiffness = Annotated[float, Opt(help="Scale on the material's stiffness.")]
+Young = Annotated[float | None, Opt(help="Young's modulus, Pa.")]
+Density = Annotated[float | None, Opt(help="Density, kg/m^3.")]
+Damping = Annotated[float | None, Opt(help="Rayleigh damping, seconds.")]
+
+# conditions (vectors are "X,Y,Z"; +Y is up)
+Drop = Annotated[float | None, Opt(help="Start height above the ground, x size.")]
+Gravity = Annotated[str | None, Opt(help="Gravity X,Y,Z in m/s^2 (+Y up).")]
+Ground = Annotated[bool | None, Opt("--ground/--no-ground", help="A floor below.")]
+Friction = Annotated[float | None, Opt(help="Ground friction coefficient.")]
+Pins = Annotated[list[str] | None, Opt("--pin",
+                                       help="Pinned region ('y>0.9', 'top', '0,5,9').")]
+Velocity = Annotated[str | None, Opt(help="Initial velocity X,Y,Z, m/s.")]
+Spin = Annotated[str | None, Opt(help="Initial angular velocity X,Y,Z, rad/s.")]
+Pushes = Annotated[list[str] | None, Opt("--push",
+                                         help="REGION:X,Y,Z[@T] velocity kick, m/s at T s.")]
+Wind = Annotated[str | None, Opt(help="Wind velocity X,Y,Z, m/s.")]
+Gust = Annotated[float | None, Opt(help="Relative gust strength of the wind, 0..1.")]
+
+# the model
+Weights = Annotated[str, Opt(help="Weights bundle: a shipped name or a folder.")]
+Device = Annotated[str, Opt(help="auto, cpu or cuda.")]
