@@ -238,7 +238,9 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     rows, curves = [], {}
     for j, idx in enumerate(picks):
         seq = load_sequence(ds.files[idx])
-        mcfg = sequence_motion_config(seq.meta, cfg.seconds, float(seq.fps))
+        # no further than the engine went: a shorter sequence has nothing to compare beyond
+        seconds = min(cfg.seconds, (len(seq.frames) - 1) / float(seq.fps))
+        mcfg = sequence_motion_config(seq.meta, seconds, float(seq.fps))
         cal = (calibration or {}).get(mcfg.category, {})
         mcfg = replace(mcfg, stiffness=float(cal.get("stiffness", 1.0)),
                        damping_scale=float(cal.get("damping", 1.0)), seed=cfg.seed,
