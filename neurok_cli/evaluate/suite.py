@@ -182,17 +182,17 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
         recon = shapes.pop()
         nans += int((~np.isfinite(shapes[0])).any(axis=(1, 2)).sum())
         edges = _edges(entry.faces)
-        solid = cat != "cloth" and closed_volume(vc, entry.faces) > 0
+        v0 = closed_volume(vc, entry.faces)
+        solid = cat != "cloth" and v0 > 0
         pairs = [(rows_model, shapes[0]), (rows_data, frames[1:]), (rows_recon, recon)]
         if len(shapes) > 1:
             pairs.append((rows_unit, shapes[1]))
-        for rows, shapes in pairs:
-            s = _strain(vc, shapes, edges)
+        for rows, x in pairs:
+            s = _strain(vc, x, edges)
             row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99))}
             if solid:
-                v0 = closed_volume(vc, entry.faces)
                 row["volume_change"] = float(np.mean([abs(closed_volume(f, entry.faces) / v0
-                                                          - 1.0) for f in shapes]))
+                                                          - 1.0) for f in x]))
             rows.append((cat, row))
         if progress:
             progress(j + 1, len(picks))
