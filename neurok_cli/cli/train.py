@@ -66,6 +66,8 @@ def train(
     data: Annotated[Path | None, typer.Option(
         help="4D dataset folder (dataset.json, train/, val/).")] = None,
     size: Annotated[str | None, typer.Option(help="Model size: tiny, small or base.")] = None,
+    init: Annotated[Path | None, typer.Option(
+        help="Start from this weights bundle (fine-tuning): its size and parameters.")] = None,
     config: Annotated[Path | None, typer.Option(
         help="JSON file of training fields (TrainConfig); options override it.")] = None,
     steps: Annotated[int | None, typer.Option(help="Optimizer steps in all.")] = None,
@@ -90,7 +92,10 @@ def train(
     """
     from ..train import train as run_training
 
-    given = {"data": data, "size": size, "steps": steps, "batch": batch, "lr": lr,
+    if init is not None and size is not None:
+        raise UsageError("--size and --init exclude each other: a run started from a bundle "
+                         "keeps the bundle's size")
+    given = {"data": data, "size": size, "init": init, "steps": steps, "batch": batch, "lr": lr,
              "device": device, "val_every": val_every, "ckpt_every": ckpt_every,
              "workers": workers, "seed": seed}
     cfg = _build_config(out_dir, config, resume, given)

@@ -34,10 +34,12 @@ class ModelConfig:
     fourier_diagonals: bool = True  # also embed along the 6 face diagonals (cross terms y*z)
     cond_dim: int = 64  # width of the z embedding that drives the decoder's adaLN
     delta_scale: float = 0.05  # displacement unit (canonical units): the loss and E_post see δ/it
+    strain_weight: float = 0.0  # weight of the edge-strain term of the loss (0: the paper's)
+    strain_neighbours: int = 8  # k of the query points' k-nearest-neighbour graph it uses
 
     def __post_init__(self) -> None:
         positive = ("width", "depth", "heads", "latent_tokens", "latent_dim", "fourier_bands",
-                    "n_points", "n_query", "cond_dim")
+                    "n_points", "n_query", "cond_dim", "strain_neighbours")
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -53,9 +55,10 @@ class ModelConfig:
                              f"{', '.join(POSTERIOR_QUERIES)}, got {self.posterior_queries!r}")
         if not 0.0 <= self.dropout < 1.0:
             raise UsageError(f"model config: dropout must be in [0, 1), got {self.dropout}")
-        if self.mlp_ratio <= 0 or self.delta_scale <= 0 or self.kl_weight < 0:
-            raise UsageError("model config: mlp_ratio and delta_scale must be > 0 and "
-                             "kl_weight >= 0")
+        if (self.mlp_ratio <= 0 or self.delta_scale <= 0 or self.kl_weight < 0
+                or self.strain_weight < 0):
+            raise UsageError("model config: mlp_ratio and delta_scale must be > 0, kl_weight "
+                             "and strain_weight >= 0")
 
 
 MODEL_SIZES: dict[str, ModelConfig] = {

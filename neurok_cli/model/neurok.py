@@ -29,6 +29,29 @@ def kl_divergence(mu_q: Tensor, logvar_q: Tensor, mu_p: Tensor) -> Tensor:
     return 0.5 * (logvar_q.exp() + (mu_q - mu_p) ** 2 - 1.0 - logvar_q).sum(dim=-1)
 
 
+def edge_strain(rest: Tensor, delta_hat: Tensor, delta: Tensor, neighbours: int) -> Tensor:
+    """Mean squared relative length error of the edges of each object's k-nearest-neighbour
+    graph over its rest points (B, Q, 3), decoded displacements delta_hat against the target's
+    delta (B, Q, 3) -> (B,): ((|x̂_i - x̂_j| - |x_i - x_j|) / |r_i - r_j|)^2 averaged over the
+    Q k edges (i, j) with x = rest + delta. Rest lengths are floored at half the object's mean
+    edge length, so near-coincident samples (which a fold or a random sampling brings
+    together) do not turn a small displacement error into a huge strain."""
+    k = min(neighbours, rest.shape[1] - 1)
+    with torch.no_grad():
+        d = torch.cdist(rest, rest)  # (B, Q, Q)
+        near = d.topk(k + 1, dim=-1, largest=False).indices[..., 1:]  # (B, Q, k), self dropped
+    B, Q = rest.shape[:2]
+    rows = torch.arange(B, device=rest.device)[:, None, None]
+
+    def lengths(x: Tensor) -> Tensor:
+        return ((x[rows, near] - x[:, :, None]).pow(2).sum(-1) + 1e-12).sqrt()  # (B, Q, k)
+
+    rest_len = lengths(rest)
+    rest_len = torch.maximum(rest_len, 0.5 * rest_len.mean(dim=(1, 2), keepdim=True))
+    change = (lengths(rest + delta_hat) - lengths(rest + delta)) / rest_len
+    return change.pow(2).mean(dim=(1, 2))
+
+
 class NeurokModel(nn.Module):
     """Transformer conditional VAE over an object's deformed states (see DESIGN.md §2)."""
 
@@ -116,12 +139,16 @@ class NeurokModel(nn.Module):
         weight (B,). Per object, with s = cfg.delta_scale and e = decode(z_q) - delta_query,
 
             loss_b = ( sum(e^2) / s^2 + kl_weight * KL(q || N(mu_prior, I)) ) / (3 Q)
+                     + strain_weight * (mean edge strain^2, see :func:`edge_strain`)
 
         i.e. the paper's ||δ - δ̂||^2 + λ KL on displacements in units of s, divided by the
-        number of coordinates so that the value is O(1) whatever Q. z_q is a reparameterised
-        posterior sample in training mode and the posterior mean in eval mode. Returns the
-        (weighted) mean over objects and stats: loss, recon (MSE per coordinate, canonical
-        units^2), kl (nats per object), rmse (sqrt of recon).
+        number of coordinates so that the value is O(1) whatever Q, plus (ours, off by
+        default) a term on the change of length of the short edges between query points,
+        which an L2 error on displacements lets through as wrinkles and stretch. z_q is a
+        reparameterised posterior sample in training mode and the posterior mean in eval
+        mode. Returns the (weighted) mean over objects and stats: loss, recon (MSE per
+        coordinate, canonical units^2), kl (nats per object), rmse (sqrt of recon), strain
+        (RMS edge strain of the decoded against the target shape).
         """
         self._check_batch(batch)
         query, target = batch["query"], batch["delta_query"]
@@ -131,10 +158,15 @@ class NeurokModel(nn.Module):
         z = mu_q
         if self.training:
             z = mu_q + torch.randn_like(mu_q) * (0.5 * logvar_q).exp()
-        err = self.decode(z, prior, query) - target  # (B, Q, 3)
+        decoded = self.decode(z, prior, query)
+        err = decoded - target  # (B, Q, 3)
         recon = err.pow(2).mean(dim=(1, 2))  # (B,)
         kl = kl_divergence(mu_q, logvar_q, prior.mu)  # (B,)
         per_object = recon / self.cfg.delta_scale**2 + self.cfg.kl_weight * kl / err[0].numel()
+        with contextlib.nullcontext() if self.cfg.strain_weight > 0 else torch.no_grad():
+            strain = edge_strain(query, decoded, target, self.cfg.strain_neighbours)  # (B,)
+        if self.cfg.strain_weight > 0:
+            per_object = per_object + self.cfg.strain_weight * strain
         weight = batch.get("weight")
         if weight is None:
             weight = torch.ones_like(recon)
@@ -143,7 +175,8 @@ class NeurokModel(nn.Module):
         with torch.no_grad():
             recon_mean = float((weight * recon).sum())
             stats = {"loss": float(total), "recon": recon_mean,
-                     "kl": float((weight * kl).sum()), "rmse": recon_mean**0.5}
+                     "kl": float((weight * kl).sum()), "rmse": recon_mean**0.5,
+                     "strain": float((weight * strain).sum()) ** 0.5}
         return total, stats
 
     def _check_batch(self, batch: Mapping[str, Tensor]) -> None:

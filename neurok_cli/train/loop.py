@@ -31,7 +31,8 @@ from ..data.format import read_header, sequence_files
 from ..errors import UsageError
 from ..evaluate.metrics import chamfer_l1, rmse
 from ..model import NeurokModel, model_config, resolve_device, save_bundle
-from ..model.config import from_fields
+from ..model.bundle import load_bundle, read_bundle_config
+from ..model.config import ModelConfig, from_fields
 from . import distributed as dd
 from .checkpoint import (
     PLOT,
@@ -47,8 +48,10 @@ from .checkpoint import (
 
 Progress = Callable[[int, int, str | None], None]
 BUNDLE = "bundle"
+# model fields a run started from a bundle (``init``) may change: they weigh the loss only
+TUNABLE = ("kl_weight", "strain_weight", "strain_neighbours", "dropout")
 # fields that define the optimisation: a resumed run must keep them to continue exactly
-LOCKED = ("size", "sampling", "batch", "lr", "lr_final", "warmup", "weight_decay",
+LOCKED = ("size", "init", "sampling", "batch", "lr", "lr_final", "warmup", "weight_decay",
           "grad_clip", "seed", "bf16")
 
 
@@ -59,6 +62,9 @@ class TrainConfig:
     data: str = ""  # dataset folder (dataset.json, train/, val/)
     out: str = "runs/neurok"  # run folder: checkpoint/, metrics.jsonl, loss.png, bundle/
     size: str | dict = "small"  # model size name (tiny, small, base) or ModelConfig fields
+    # bundle to start from (fine-tuning): its model config and parameters; ``size`` is then
+    # ignored, or a dict of the loss fields to change (see TUNABLE)
+    init: str = ""
     sampling: dict = field(default_factory=dict)  # SamplingConfig overrides (P, Q: model's)
     steps: int = 20000  # optimizer steps in all
     batch: int = 16  # objects per step, over all processes
@@ -168,6 +174,19 @@ def _check_run_folder(cfg: TrainConfig) -> None:
                          "or choose another --out")
 
 
+def _model_config(cfg: TrainConfig) -> ModelConfig:
+    """The model config of a run: the size's, or with ``init`` the bundle's with the loss
+    fields of a ``size`` dict on top (anything else would not fit the bundle's parameters)."""
+    if not cfg.init:
+        return model_config(cfg.size)
+    changes = cfg.size if isinstance(cfg.size, dict) else {}
+    fixed = sorted(set(changes) - set(TUNABLE))
+    if fixed:
+        raise UsageError(f"--init {cfg.init}: {', '.join(fixed)} cannot change when starting "
+                         f"from a bundle; only {', '.join(TUNABLE)} can")
+    return model_config(read_bundle_config(cfg.init).get("model") or {}, **changes)
+
+
 def _sampling(cfg: TrainConfig, model_cfg) -> SamplingConfig:
     fields = {"n_points": model_cfg.n_points, "n_query": model_cfg.n_query, "seed": cfg.seed}
     valid = [f.name for f in dataclasses.fields(SamplingConfig)]
@@ -234,7 +253,7 @@ class _Run:
         if cfg.batch % info.world_size:
             raise UsageError(f"--batch {cfg.batch} must be a multiple of the "
                              f"{info.world_size} processes")
-        model_cfg = model_config(cfg.size)
+        model_cfg = _model_config(cfg)
         self.sampling = _sampling(cfg, model_cfg)
         if (Path(cfg.data) / "dataset.json").is_file():
             read_header(cfg.data)  # checks format and version
@@ -243,6 +262,9 @@ class _Run:
         self.val_ds = PairDataset(cfg.data, "val", self.sampling) if has_val else self.train_ds
         torch.manual_seed(cfg.seed)  # parameter initialisation
         self.model = NeurokModel(model_cfg).to(device)
+        if cfg.init and not cfg.resume:
+            start, _ = load_bundle(cfg.init, device="cpu")
+            self.model.load_state_dict(start.state_dict())
         self.opt = _optimizer(self.model, cfg)
         self.step, self.wall0, self.records = 0, 0.0, []
         if cfg.resume:
@@ -306,7 +328,7 @@ class _Run:
         self.window.append({**stats, "grad_norm": norm, "lr": lr})
 
     def log_train(self) -> dict:
-        keys = ("loss", "recon", "kl", "rmse", "grad_norm")
+        keys = ("loss", "recon", "kl", "rmse", "strain", "grad_norm")
         finite = [w for w in self.window if math.isfinite(w["grad_norm"])] or self.window
         mean = {k: float(np.mean([w[k] for w in finite])) for k in keys}
         mean = dd.mean_over_ranks(mean, self.info, self.device)
@@ -355,7 +377,7 @@ class _Run:
         return self.result(train_rec, bundle=bundle)
 
     def result(self, train_rec: dict, bundle: Path | None) -> dict:
-        keep = ("loss", "recon", "kl", "rmse")
+        keep = ("loss", "recon", "kl", "rmse", "strain")
         return {"step": self.step, "train": {k: train_rec[k] for k in keep if k in train_rec},
                 "val": {k: v for k, v in self.last_val.items() if k not in ("kind",)},
                 "wall_s": self.wall(), "bundle": str(bundle) if bundle else None,

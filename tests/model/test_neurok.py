@@ -9,6 +9,7 @@ import torch
 
 from neurok_cli.errors import UsageError
 from neurok_cli.model import Prior, kl_divergence
+from neurok_cli.model.neurok import edge_strain
 
 from .conftest import DEVICES, make_batch, randomize_zero_inits, tiny_model
 
@@ -38,7 +39,7 @@ def test_shapes_of_every_method(device):
     assert model.fit_latent(prior, batch["query"], batch["delta_query"], steps=3).shape == (B, k)
     loss, stats = model.loss(batch)
     assert loss.shape == () and loss.device.type == device
-    assert set(stats) == {"loss", "recon", "kl", "rmse"}
+    assert set(stats) == {"loss", "recon", "kl", "rmse", "strain"}
     assert all(isinstance(v, float) and math.isfinite(v) for v in stats.values())
 
 
@@ -95,6 +96,34 @@ def test_loss_is_the_documented_formula():
     assert stats["kl"] == pytest.approx(float(kl.detach().mean()), rel=1e-5)
     assert stats["rmse"] == pytest.approx(stats["recon"] ** 0.5)
     assert stats["loss"] == pytest.approx(float(loss.detach()))
+
+
+def test_edge_strain_of_a_uniform_stretch():
+    # a cubic lattice: every point's 6 nearest neighbours (fewer on the faces, then
+    # diagonals) are no shorter than half the mean edge, so no length is floored
+    axis = torch.arange(5, dtype=torch.float64) * 0.1
+    rest = torch.cartesian_prod(axis, axis, axis)[None]  # (1, 125, 3)
+    still = torch.zeros_like(rest)
+    assert float(edge_strain(rest, still, still, 6)) == 0.0
+    torch.testing.assert_close(edge_strain(rest, 0.1 * rest, still, 6),
+                               torch.tensor([0.01], dtype=torch.float64))
+    # a rigid shift changes no length; the target's own stretch is what is compared against
+    torch.testing.assert_close(edge_strain(rest, still + 0.3, still, 6),
+                               torch.zeros(1, dtype=torch.float64), atol=1e-12, rtol=0)
+    torch.testing.assert_close(edge_strain(rest, 0.1 * rest, 0.1 * rest, 6),
+                               torch.zeros(1, dtype=torch.float64))
+
+
+def test_strain_weight_adds_the_weighted_strain_to_the_loss():
+    batch = make_batch(B, P, Q)
+    plain = randomize_zero_inits(tiny_model()).eval()
+    base, stats = plain.loss(batch)
+    weighted = randomize_zero_inits(tiny_model(strain_weight=2.5)).eval()
+    loss, same = weighted.loss(batch)
+    assert stats["strain"] > 0 and same["strain"] == pytest.approx(stats["strain"])
+    torch.testing.assert_close(loss, base + 2.5 * torch.tensor(stats["strain"]) ** 2)
+    loss.backward()
+    assert all(p.grad is None or torch.isfinite(p.grad).all() for p in weighted.parameters())
 
 
 def test_loss_weights_objects():

@@ -62,6 +62,11 @@ def test_errors(dataset, config, tmp_path):
                                "huge"),
                           "unknown model size 'huge'; choose one of tiny, small, base")
     assert_one_error_line(_run("train", "--out", tmp_path / "r"), "give --data")
+    assert_one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--size",
+                               "tiny", "--init", tmp_path / "bundle"),
+                          "--size and --init exclude each other")
+    assert_one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--init",
+                               tmp_path / "no-bundle"), "no-bundle")
     assert_one_error_line(_run("train", "--out", tmp_path / "r", "--resume"), "no checkpoint")
     assert_one_error_line(_run("train", "--data", dataset, "--out", tmp_path / "r", "--config",
                          tmp_path / "missing.json"), "no such file")

@@ -120,3 +120,28 @@ def test_worker_processes_give_the_same_batches(dataset):
     assert len(got) == 3
     for step, batch in zip(range(2, 5), got):
         assert torch.equal(batch["points"], ds.sample_batch(cfg.batch, step)["points"])
+
+
+def test_init_starts_from_a_bundle_and_changes_only_loss_fields(dataset, tmp_path):
+    first = train(TrainConfig(**tiny_config(dataset, tmp_path / "a", val_every=0)))
+    start, _ = load_bundle(first["bundle"])
+    # a learning rate so small that one step leaves every parameter where the bundle had it
+    tuned = train(TrainConfig(**tiny_config(
+        dataset, tmp_path / "b", size={"strain_weight": 2.0}, init=first["bundle"], steps=1,
+        warmup=0, lr=1e-12, val_every=0)))
+    model, config = load_bundle(tuned["bundle"])
+    assert config["model"]["strain_weight"] == 2.0 and model.cfg.width == start.cfg.width
+    assert config["training"]["config"]["init"] == first["bundle"]
+    assert math.isfinite(tuned["train"]["strain"])
+    for (name, a), b in zip(start.state_dict().items(), model.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-6), name
+    # a fresh run of the same size starts elsewhere
+    fresh = train(TrainConfig(**tiny_config(dataset, tmp_path / "c", steps=1, warmup=0,
+                                            lr=1e-12, val_every=0, seed=5)))
+    other, _ = load_bundle(fresh["bundle"])
+    assert not torch.allclose(other.decoder.state_dict()[next(iter(other.decoder.state_dict()))],
+                              start.decoder.state_dict()[next(iter(start.decoder.state_dict()))])
+    with pytest.raises(UsageError, match="width cannot change when starting from a bundle"):
+        train(TrainConfig(**tiny_config(dataset, tmp_path / "d", size={"width": 64},
+                                        init=first["bundle"])))
+    assert not (tmp_path / "d").exists()
