@@ -328,7 +328,8 @@ class _Run:
         self.window.append({**stats, "grad_norm": norm, "lr": lr})
 
     def log_train(self) -> dict:
-        keys = ("loss", "recon", "kl", "rmse", "strain", "grad_norm")
+        keys = [k for k in ("loss", "recon", "kl", "rmse", "strain", "grad_norm")
+                if k in self.window[0]]
         finite = [w for w in self.window if math.isfinite(w["grad_norm"])] or self.window
         mean = {k: float(np.mean([w[k] for w in finite])) for k in keys}
         mean = dd.mean_over_ranks(mean, self.info, self.device)
