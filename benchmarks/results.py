@@ -41,15 +41,23 @@ def fit_table(d: dict) -> list[str]:
 
 
 def accuracy_table(d: dict) -> list[str]:
+    shape = all("decoder_shape" in r for r in d["table"].values())
     out = [f"**Rollout accuracy** against the engine ({d['seconds']:g} s from each held-out "
            "sequence's first frame under its own conditions; mean vertex error, unit: "
-           "bounding-box diagonal; an unstable run counts as 1.0)", "",
+           "bounding-box diagonal; an unstable run counts as 1.0"
+           + ("; shape: the same once every frame is aligned rigidly with the engine's"
+              if shape else "") + ")", "",
            "| category | runs | latent (decoder) | unstable | linear modes | unstable "
-           "| rest pose |", "|---|---|---|---|---|---|---|"]
+           "| rest pose |" + (" shape: latent | linear modes | rest pose |" if shape else ""),
+           "|---|---|---|---|---|---|---|" + ("---|---|---|" if shape else "")]
     for c, r in d["table"].items():
-        out.append(f"| {c} | {r['runs']} | {r['decoder']:.4f} | {r['decoder_failed']:.0%} | "
-                   f"{r['linear_modes']:.4f} | {r['linear_modes_failed']:.0%} | "
-                   f"{r['rest']:.4f} |")
+        row = (f"| {c} | {r['runs']} | {r['decoder']:.4f} | {r['decoder_failed']:.0%} | "
+               f"{r['linear_modes']:.4f} | {r['linear_modes_failed']:.0%} | "
+               f"{r['rest']:.4f} |")
+        if shape:
+            row += (f" {r['decoder_shape']:.4f} | {r['linear_modes_shape']:.4f} | "
+                    f"{r['rest_shape']:.4f} |")
+        out.append(row)
     return out
 
 

@@ -70,6 +70,8 @@ def evaluate(
             ("inverse_kinematics", "rest_vertex_error", "  rest pose"),
             ("rollout", "error", "rollout vertex error"),
             ("rollout", "rest_error", "  rest pose"),
+            ("rollout", "shape_error", "rollout shape error (rigidly aligned)"),
+            ("rollout", "rest_shape_error", "  rest pose"),
             ("rollout", "failed", "  failed (fraction)")]
     for part, key, label in rows:
         if part in report:
@@ -99,6 +101,9 @@ def calibrate(
     prior_pairs: Annotated[int, Opt(help="Pairs per category (instance prior).")] = 512,
     only: Annotated[list[str] | None, Opt(help="Parts: stiffness, prior (default: both).")
                     ] = None,
+    category: Annotated[list[str] | None, Opt(
+        help="Calibrate only this category (repeatable); the bundle keeps the others'.")
+                        ] = None,
     device: o.Device = "auto",
     json_out: o.Json = False,
 ) -> None:
@@ -113,6 +118,7 @@ def calibrate(
         result = calibrate_bundle(data, weights, split=split, per_category=per_category,
                                   prior_split=prior_split, prior_pairs=prior_pairs,
                                   parts=tuple(only or ("stiffness", "prior")), device=device,
+                                  categories=tuple(category) if category else None,
                                   progress=lambda s, i, n: update(i, n, s))
     if json_out:
         print_json(result)
@@ -120,8 +126,9 @@ def calibrate(
     rows = [(f"{cat} prior", f"latent spread {r['rms']:.3g} (rms per coordinate) from "
                              f"{r['pairs']} {r['split']} pairs")
             for cat, r in result.get("prior", {}).items()]
-    rows += [(f"{cat} stiffness", f"x{r['stiffness']:g}: rollout error {r['error']:.4f} "
-                                  f"(rest pose {r['rest_error']:.4f}) on {r['sequences']} "
-                                  f"{split} sequences")
+    rows += [(f"{cat} stiffness", f"x{r['stiffness']:g}: shape error {r['shape_error']:.4f} "
+                                  f"(rest pose {r['rest_shape_error']:.4f}), rollout error "
+                                  f"{r['error']:.4f} (rest pose {r['rest_error']:.4f}) on "
+                                  f"{r['sequences']} {split} sequences")
              for cat, r in result.get("stiffness", {}).items()]
     print_rows(rows)

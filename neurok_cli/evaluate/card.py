@@ -91,15 +91,19 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                   "first frame under its own conditions; mean vertex error over time, unit: "
                   f"the rest shape's diagonal) on {int(roll['count']['all'])} sequences:", "",
                   head, _row("latent rollout", roll["error"], cats),
-                  _row("rest pose", roll["rest_error"], cats),
-                  _row("failed (fraction)", roll["failed"], cats), ""]
+                  _row("rest pose", roll["rest_error"], cats)]
+        if "shape_error" in roll:  # reports made before the shape error have none
+            lines += [_row("shape error (rigidly aligned)", roll["shape_error"], cats),
+                      _row("rest pose, aligned", roll["rest_shape_error"], cats)]
+        lines += [_row("failed (fraction)", roll["failed"], cats), ""]
     cal = config.get("calibration")
     if cal:
         lines += [f"## Calibration: `{calibrate_command}`", "",
                   "The latent elastic energy's stiffness scale per category, chosen on "
                   "validation sequences:", ""]
-        lines += [f"- {c}: x{v['stiffness']:g} (rollout error {v['error']:.4f}, rest pose "
-                  f"{v['rest_error']:.4f}, {v['sequences']} sequences)" for c, v in cal.items()]
+        lines += [f"- {c}: x{v['stiffness']:g} ({_shape(v)}rollout error {v['error']:.4f}, "
+                  f"rest pose {v['rest_error']:.4f}, {v['sequences']} sequences)"
+                  for c, v in cal.items()]
         lines += [""]
     fit = config.get("latent_prior")
     if fit:
@@ -113,6 +117,13 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
     if limits:
         lines += ["## Known limits", "", limits.strip(), ""]
     return "\n".join(lines) + "\n"
+
+
+def _shape(cal: dict) -> str:
+    """The shape error a calibration was chosen by, when it has one."""
+    if "shape_error" not in cal:
+        return ""
+    return f"shape error {cal['shape_error']:.4f}, rest pose {cal['rest_shape_error']:.4f}; "
 
 
 def main() -> None:
@@ -149,3 +160,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+

@@ -65,3 +65,14 @@ def rmse(pred: np.ndarray, target: np.ndarray) -> float:
     """Root mean squared point error ``sqrt(mean_i ||pred_i - target_i||²)`` over ``(..., 3)``."""
     diff = np.asarray(pred, np.float64) - np.asarray(target, np.float64)
     return float(np.sqrt((diff ** 2).sum(axis=-1).mean()))
+
+
+def rigid_residual(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Per frame (T,): the mean vertex distance left between ``pred`` and ``truth`` (T, N, 3)
+    once each predicted frame is moved rigidly onto its true frame (least squares). What
+    remains is the error of the deformation alone, whatever the path the body took."""
+    out = np.empty(len(truth))
+    for i, (p, t) in enumerate(zip(pred, truth)):
+        rotation, shift = kabsch(p, t)
+        out[i] = np.linalg.norm(p @ rotation.T + shift - t, axis=-1).mean()
+    return out

@@ -23,14 +23,15 @@ RIDGE = 1e-6  # relative to the mean variance: keeps L invertible for unused dir
 
 
 def fit_prior(model: NeurokModel, folder, split: str = "train", *, per_category: int = 512,
-              batch: int = 16, seed: int = 0,
+              batch: int = 16, seed: int = 0, categories: tuple[str, ...] | None = None,
               progress: Callable[[int, int], None] | None = None) -> dict:
     """The per-category latent spread of ``split`` under ``model``.
 
     For ``per_category`` pairs (M0 = frame 0, a random later frame, no augmentation) of each
     category, the posterior mean's offset d = mu_q - mu(M0). Returns {category: {"scale_tril":
     L as nested lists (k, k), lower triangular with L Lᵀ = mean(d dᵀ) (plus a tiny ridge),
-    "rms": sqrt(mean |d|² / k), "pairs": count, "split": split}}.
+    "rms": sqrt(mean |d|² / k), "pairs": count, "split": split}} for every category, or
+    for ``categories`` (each drawn as in a full run).
     """
     if per_category < 2:
         raise ValueError("fit_prior needs at least 2 pairs per category")
@@ -39,10 +40,13 @@ def fit_prior(model: NeurokModel, folder, split: str = "train", *, per_category:
                                                    seed=seed).without_augmentation(),
                      cache=False)
     dev = next(model.parameters()).device
-    total = per_category * len(ds.categories)
+    names = [n for n in ds.categories if categories is None or n in categories]
+    total = per_category * len(names)
     done = 0
     out = {}
     for c, name in enumerate(ds.categories):
+        if name not in names:
+            continue
         members = np.array([i for i, cat in enumerate(ds.category_of) if cat == name])
         offsets = []
         for start in range(0, per_category, batch):

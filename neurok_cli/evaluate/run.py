@@ -101,28 +101,43 @@ CALIBRATION_PARTS = ("stiffness", "prior")
 def calibrate_bundle(data: str | Path, weights: str, *, split: str = "val",
                      per_category: int = 3, prior_split: str = "train", prior_pairs: int = 512,
                      parts: tuple[str, ...] = CALIBRATION_PARTS, device: str = "auto",
+                     categories: tuple[str, ...] | None = None,
                      progress: Callable[[str, int, int], None] | None = None) -> dict:
     """Fit and store in the bundle: the per-category stiffness scale on ``split`` (part
     "stiffness", key ``calibration``) and the fitted instance prior on ``prior_pairs`` pairs
-    per category of ``prior_split`` (part "prior", key ``latent_prior``). Returns
+    per category of ``prior_split`` (part "prior", key ``latent_prior``). ``categories``
+    limits both to those and keeps what the bundle holds for the others. Returns
     ``{"stiffness": ..., "prior": ...}`` for the parts run."""
-    from ..model.bundle import update_bundle_config
+    from ..model.bundle import read_bundle_config, update_bundle_config
 
     unknown = set(parts) - set(CALIBRATION_PARTS)
     if unknown or not parts:
         raise UsageError(f"unknown calibration part(s) {', '.join(sorted(unknown)) or '(none)'};"
                          f" choose from {', '.join(CALIBRATION_PARTS)}")
-    read_header(data)
+    header = read_header(data)
+    if categories is not None:
+        held = sorted({c for split_counts in header.counts.values() for c in split_counts})
+        unknown = sorted(set(categories) - set(held))
+        if unknown:
+            raise UsageError(f"--category {', '.join(unknown)}: not in {data} (it has "
+                             f"{', '.join(held)})")
     folder, model, _ = _load(weights, device)
     say = progress or (lambda *_: None)
     result: dict = {}
     if "prior" in parts:
         result["prior"] = fit_prior(model, data, prior_split, per_category=prior_pairs,
+                                    categories=categories,
                                     progress=lambda i, n: say("prior", i, n))
     if "stiffness" in parts:
         result["stiffness"] = calibrate(model, data, split, per_category=per_category,
+                                        categories=categories,
                                         progress=lambda i, n: say("stiffness", i, n))
-    update_bundle_config(folder, **{key: result[part] for part, key in
-                                    (("stiffness", "calibration"), ("prior", "latent_prior"))
+    # read again just before writing: another calibration of other categories may have
+    # written the bundle meanwhile
+    stored = read_bundle_config(folder)
+    update_bundle_config(folder, **{key: {**(stored.get(key) or {} if categories else {}),
+                                          **result[part]}
+                                    for part, key in (("stiffness", "calibration"),
+                                                      ("prior", "latent_prior"))
                                     if part in result})
     return result

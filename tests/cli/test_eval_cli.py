@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from neurok_cli.animate import resolve_weights
 from neurok_cli.cli import app
+from neurok_cli.evaluate.suite import MAX_PEAK
 from neurok_cli.model.bundle import read_bundle_config
 from neurok_cli.sim.generate import GenerateConfig, generate
 from tests.conftest import assert_one_error_line
@@ -41,6 +42,8 @@ def test_eval_reports_every_part_per_category(corpus, tmp_path):
     assert r["plausibility"]["nan_samples"] == 0
     roll = r["rollout"]
     assert roll["failed"]["all"] == 0
+    assert 0 <= roll["shape_error"]["all"] < 0.2 and 0 <= roll["rest_shape_error"]["all"] < 0.2
+    assert "rollout shape error" in result.output
     assert all(len(c) == 16 for c in roll["curve"].values())  # 0.5 s at 30 fps, from t = 0
     assert plot.stat().st_size > 10_000
 
@@ -59,6 +62,11 @@ def test_calibrate_writes_the_bundle(corpus, tmp_path):
     for entry in out["stiffness"].values():
         i = entry["grid"].index(entry["stiffness"])
         assert entry["error"] == entry["errors"][i]
+        # chosen by the shape error, among the scales that stay inside the latent bound
+        assert entry["shape_error"] == entry["shape_errors"][i]
+        inside = [j for j, p in enumerate(entry["latent_peaks"]) if p < MAX_PEAK]
+        if inside:
+            assert entry["shape_error"] == min(entry["shape_errors"][j] for j in inside)
     k = stored["model"]["latent_dim"]
     for entry in out["prior"].values():
         L = np.array(entry["scale_tril"])
@@ -87,6 +95,25 @@ def test_calibrate_only_the_prior_keeps_the_stiffness(corpus, tmp_path):
     result = runner.invoke(app, ["calibrate", "--data", str(corpus), "--weights", str(bundle),
                                  "--only", "springs"])
     assert_one_error_line(result, "unknown calibration part")
+
+
+def test_calibrate_one_category_keeps_the_others(corpus, tmp_path):
+    bundle = tmp_path / "b"
+    shutil.copytree(resolve_weights("neurok-base"), bundle)
+    before = read_bundle_config(bundle)
+    result = runner.invoke(app, ["calibrate", "--data", str(corpus), "--weights", str(bundle),
+                                 "--split", "train", "--per-category", "1", "--prior-pairs", "2",
+                                 "--category", "soft", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert list(out["stiffness"]) == ["soft"] and list(out["prior"]) == ["soft"]
+    after = read_bundle_config(bundle)
+    for key, part in (("calibration", "stiffness"), ("latent_prior", "prior")):
+        assert after[key] == {**before[key], "soft": out[part]["soft"]}
+    result = runner.invoke(app, ["calibrate", "--data", str(corpus), "--weights", str(bundle),
+                                 "--category", "jelly"])
+    assert_one_error_line(result, "--category jelly: not in")
+    assert read_bundle_config(bundle) == after
 
 
 def test_eval_errors(tmp_path):

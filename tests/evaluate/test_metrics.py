@@ -13,6 +13,7 @@ from neurok_cli.evaluate.metrics import (
     face_normals,
     kabsch,
     mean_vertex_error,
+    rigid_residual,
     rmse,
     sample_surface,
 )
@@ -51,6 +52,26 @@ def test_mean_vertex_error_and_rmse():
     assert rmse(pred, target) == pytest.approx(np.sqrt(2.0))
     with pytest.raises(ValueError):
         mean_vertex_error(pred[:1], target)
+
+
+def test_rigid_residual_ignores_the_path_and_measures_the_deformation():
+    rng = np.random.default_rng(4)
+    rest = rng.normal(size=(40, 3))
+    rest -= rest.mean(0)
+    c, s = np.cos(0.7), np.sin(0.7)
+    turn = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
+    moved = rest @ turn.T + [3.0, -1.0, 2.0]
+    # a rigidly moved copy has no shape error, however far it went
+    assert rigid_residual(np.stack([rest, rest]), np.stack([rest, moved])) == pytest.approx(
+        [0.0, 0.0], abs=1e-9)
+    # a 10 % swelling about the centroid: the best rigid fit is the identity, so what is
+    # left is 0.1 x the mean distance from the centroid
+    swollen = 1.1 * rest
+    expected = 0.1 * np.linalg.norm(rest, axis=1).mean()
+    assert rigid_residual(rest[None], swollen[None])[0] == pytest.approx(expected, rel=1e-9)
+    # and moving the swollen frame anywhere changes nothing
+    assert rigid_residual(rest[None], (swollen @ turn.T + 5.0)[None])[0] == pytest.approx(
+        expected, rel=1e-9)
 
 
 def test_face_areas_normals_diag():

@@ -1,0 +1,41 @@
+"""The model card renders the rollout's shape error and the calibration it chose."""
+
+from __future__ import annotations
+
+from neurok_cli.evaluate.card import render
+
+CONFIG = {"model": {"width": 8, "depth": 1, "heads": 1, "latent_tokens": 2, "latent_dim": 4,
+                    "n_points": 16, "n_query": 8},
+          "checksums": {"model.safetensors": "0" * 64}}
+
+
+def _rollout(shape: bool) -> dict:
+    roll = {"count": {"soft": 2.0, "all": 2.0}, "error": {"soft": 0.2, "all": 0.2},
+            "rest_error": {"soft": 0.4, "all": 0.4}, "failed": {"soft": 0.0, "all": 0.0}}
+    if shape:
+        roll |= {"shape_error": {"soft": 0.0123, "all": 0.0123},
+                 "rest_shape_error": {"soft": 0.0456, "all": 0.0456}}
+    return roll
+
+
+def _card(shape: bool) -> str:
+    cal = {"stiffness": 10.0, "error": 0.1, "rest_error": 0.3, "sequences": 2}
+    if shape:
+        cal |= {"shape_error": 0.0111, "rest_shape_error": 0.0222}
+    config = CONFIG | {"calibration": {"soft": cal}}
+    report = {"split": "test", "config": {"seconds": 2.0}, "rollout": _rollout(shape)}
+    return render(config, report, generate="g", eval_command="e", calibrate_command="c",
+                  name="b")
+
+
+def test_card_shows_the_shape_error_and_the_calibration_chosen_by_it():
+    card = _card(shape=True)
+    assert "| shape error (rigidly aligned) | 0.0123 | 0.0123 |" in card
+    assert "| rest pose, aligned | 0.0456 | 0.0456 |" in card
+    assert "- soft: x10 (shape error 0.0111, rest pose 0.0222; rollout error 0.1000" in card
+
+
+def test_card_of_a_report_without_the_shape_error():
+    card = _card(shape=False)
+    assert "shape error" not in card
+    assert "- soft: x10 (rollout error 0.1000, rest pose 0.3000, 2 sequences)" in card
