@@ -4,7 +4,7 @@ glTF the Khronos validator accepts.
     python benchmarks/robustness.py [--seconds 30] [--json out.json] [--weights neurok-base]
         [--assets penguin chair ...] [--presets drop sway ...]
 
-A full 30 s sweep (8 assets x 7 presets) takes hours on a 2-core CPU; --assets and --presets
+A full 30 s sweep (8 assets x 6 presets) takes hours on a 2-core CPU; --assets and --presets
 split it into parts.
 
 Bounded: no vertex ever farther than 5 x the asset's size from where it started (objects
