@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..model.bundle import CARD, read_bundle_config, update_bundle_config
+from .suite import MAX_PEAK
 
 
 def _row(label: str, table: dict, cats: list[str], fmt: str = "{:.4f}") -> str:
@@ -100,7 +101,8 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
     if cal:
         lines += [f"## Calibration: `{calibrate_command}`", "",
                   "The latent elastic energy's stiffness scale per category, chosen on "
-                  "validation sequences:", ""]
+                  "validation sequences (by the shape error where one is given, else by the "
+                  "rollout error):", ""]
         lines += [f"- {c}: x{v['stiffness']:g} ({_shape(v)}rollout error {v['error']:.4f}, "
                   f"rest pose {v['rest_error']:.4f}, {v['sequences']} sequences)"
                   for c, v in cal.items()]
@@ -123,7 +125,11 @@ def _shape(cal: dict) -> str:
     """The shape error a calibration was chosen by, when it has one."""
     if "shape_error" not in cal:
         return ""
-    return f"shape error {cal['shape_error']:.4f}, rest pose {cal['rest_shape_error']:.4f}; "
+    out = f"shape error {cal['shape_error']:.4f}, rest pose {cal['rest_shape_error']:.4f}; "
+    if min(cal.get("latent_peaks", [0.0])) >= MAX_PEAK:
+        out = "every scale's motion reached past the fitted latent region, so the grid's " \
+              "stiffest; " + out
+    return out
 
 
 def main() -> None:

@@ -33,9 +33,17 @@ def test_card_shows_the_shape_error_and_the_calibration_chosen_by_it():
     assert "| shape error (rigidly aligned) | 0.0123 | 0.0123 |" in card
     assert "| rest pose, aligned | 0.0456 | 0.0456 |" in card
     assert "- soft: x10 (shape error 0.0111, rest pose 0.0222; rollout error 0.1000" in card
+    # a calibration none of whose scales stayed inside the latent bound says so
+    config = CONFIG | {"calibration": {"soft": {
+        "stiffness": 10.0, "error": 0.1, "rest_error": 0.3, "sequences": 2,
+        "shape_error": 0.0111, "rest_shape_error": 0.0222, "latent_peaks": [1.2, 0.95]}}}
+    report = {"split": "test", "config": {"seconds": 2.0}, "rollout": _rollout(True)}
+    card = render(config, report, generate="g", eval_command="e", calibrate_command="c",
+                  name="b")
+    assert "- soft: x10 (every scale's motion reached past the fitted latent region" in card
 
 
 def test_card_of_a_report_without_the_shape_error():
     card = _card(shape=False)
-    assert "shape error" not in card
+    assert "shape error (rigidly aligned)" not in card and "; rollout error" not in card
     assert "- soft: x10 (rollout error 0.1000, rest pose 0.3000, 2 sequences)" in card
