@@ -135,7 +135,7 @@ def calibrate_bundle(data: str | Path, weights: str, *, split: str = "val",
     # read again just before writing: another calibration of other categories may have
     # written the bundle meanwhile
     stored = read_bundle_config(folder)
-    update_bundle_config(folder, **{key: {**(stored.get(key) or {} if categories else {}),
+    update_bundle_config(folder, **{key: {**((stored.get(key) or {}) if categories else {}),
                                           **result[part]}
                                     for part, key in (("stiffness", "calibration"),
                                                       ("prior", "latent_prior"))
