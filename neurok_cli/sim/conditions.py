@@ -86,7 +86,8 @@ def select_region(expr: str, vertices: np.ndarray) -> np.ndarray:
     ``expr`` is either vertex indices ("0,5,10-20") or comparisons of coordinates normalised to
     the bounding box, 0 at the min and 1 at the max of each axis, joined by ``&`` (and) and
     ``|`` (or): "y>0.9", "x<0.05 & y>0.5". Names "top", "bottom", "left", "right", "front",
-    "back" mean the outer 10 % of an axis.
+    "back" mean the outer 10 % of an axis. An axis along which the mesh is flat (a plane,
+    a single triangle) constrains nothing: a flat sheet is its own front and back.
     """
     named = {"top": "y>0.9", "bottom": "y<0.1", "left": "x<0.1", "right": "x>0.9",
              "back": "z<0.1", "front": "z>0.9"}
@@ -97,8 +98,9 @@ def select_region(expr: str, vertices: np.ndarray) -> np.ndarray:
         mask = np.zeros(n, bool)
         mask[idx] = True
         return mask
-    lo = vertices.min(axis=0)
-    rel = (vertices - lo) / np.maximum(np.ptp(vertices, axis=0), 1e-12)
+    lo, extent = vertices.min(axis=0), np.ptp(vertices, axis=0)
+    flat = extent <= 1e-9 * max(float(extent.max()), 1e-300)
+    rel = (vertices - lo) / np.maximum(extent, 1e-12)
     result = np.zeros(n, bool)
     for alternative in text.split("|"):
         mask = np.ones(n, bool)
@@ -108,6 +110,8 @@ def select_region(expr: str, vertices: np.ndarray) -> np.ndarray:
                 raise UsageError(f"region '{expr}': cannot read '{term.strip()}'; use e.g. "
                                  "'y>0.9', 'x<0.1 & z>0.5', 'top' or vertex indices '0,4,8-12'")
             axis, op, value = "xyz".index(m.group(1)), m.group(2), float(m.group(3))
+            if flat[axis]:
+                continue
             col = rel[:, axis]
             mask &= {"<": col < value, ">": col > value, "<=": col <= value,
                      ">=": col >= value}[op]

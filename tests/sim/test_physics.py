@@ -123,3 +123,12 @@ def test_regions():
     assert select_region("0,3", v).tolist() == [True, False, False, True]
     with pytest.raises(Exception, match="cannot read"):
         select_region("height > 2", v)
+
+
+def test_regions_on_a_flat_mesh():
+    # a triangle in the z = 0 plane: z constrains nothing, the other axes still do
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 0.5, 0.0]])
+    assert select_region("front", v).all() and select_region("back", v).all()
+    assert select_region("z>0.9 & x>0.9", v).tolist() == [False, True, False]
+    assert select_region("z<0.5 & y>0.9", v).tolist() == [False, False, True]
+    assert not select_region("x>2", v).any()
