@@ -31,6 +31,9 @@ def evaluate(
     objects: Annotated[int, Opt(help="Objects for prior-sample plausibility.")] = 24,
     rollouts: Annotated[int, Opt(help="Sequences rolled out (0 = none).")] = 24,
     seconds: Annotated[float, Opt(help="Rollout duration, s.")] = 2.0,
+    ik_start: Annotated[str, Opt(help="Inverse kinematics from the deformation encoder's "
+                                      "guess (posterior, as neurok fit) or from the prior "
+                                      "mean (prior).")] = "posterior",
     only: Annotated[list[str] | None, Opt(help="Parts: ik, prior, rollout (default: all).")
                     ] = None,
     device: o.Device = "auto",
@@ -44,8 +47,10 @@ def evaluate(
     from ..evaluate.suite import EvalConfig
     from ._common import out
 
+    if ik_start not in ("posterior", "prior"):
+        raise UsageError(f"--ik-start must be posterior or prior, not {ik_start!r}")
     cfg = EvalConfig(pairs=pairs, samples=samples, objects=objects, rollouts=rollouts,
-                     seconds=seconds, seed=seed)
+                     seconds=seconds, seed=seed, ik_start=ik_start)
     with progress_bar("evaluating") as update:
         report = run_eval(data, weights, split=split, device=device, cfg=cfg,
                           parts=tuple(only or ("ik", "prior", "rollout")),

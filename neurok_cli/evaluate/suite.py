@@ -38,6 +38,7 @@ class EvalConfig:
     pairs: int = 48  # inverse-kinematics / reconstruction pairs (stratified by category)
     samples: int = 10_000  # surface samples each way for Chamfer-L1
     ik_steps: int = 200
+    ik_start: str = "posterior"  # inverse kinematics from the deformation encoder, or "prior"
     draws: int = 4  # prior samples per object for plausibility
     objects: int = 24  # objects for plausibility
     rollouts: int = 24  # sequences rolled out (stratified); 0 = skip
@@ -95,7 +96,12 @@ def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
             prior = model.encode_prior(t(it["points"]), t(it["normals"]))
             mu_q, _ = model.encode_posterior(t(it["points"]), t(it["normals"]),
                                              t(it["delta_points"]), prior)
-        z = model.fit_latent(prior, t(it["query"]), t(it["delta_query"]), steps=cfg.ik_steps)
+        # the deformation encoder's guess, refined by Adam (as ``neurok fit`` does), or the
+        # prior mean refined alone
+        guess = dict(points=t(it["points"]), normals=t(it["normals"]),
+                     delta=t(it["delta_points"])) if cfg.ik_start == "posterior" else {}
+        z = model.fit_latent(prior, t(it["query"]), t(it["delta_query"]), steps=cfg.ik_steps,
+                             **guess)
         with torch.no_grad():
             dense = torch.cat([model.decode(z, prior, chunk) for chunk in
                                t(pts).split(4096, dim=1)], dim=1)[0].cpu().numpy()

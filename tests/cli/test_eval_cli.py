@@ -119,3 +119,19 @@ def test_calibrate_one_category_keeps_the_others(corpus, tmp_path):
 def test_eval_errors(tmp_path):
     result = runner.invoke(app, ["eval", "--data", str(tmp_path)])
     assert_one_error_line(result, "not a 4D dataset")
+    result = runner.invoke(app, ["eval", "--data", str(tmp_path), "--ik-start", "middle"])
+    assert_one_error_line(result, "--ik-start must be posterior or prior")
+
+
+def test_inverse_kinematics_starts_from_the_encoders_guess(corpus):
+    # with no refinement the fit is its start: the prior mean decodes to the rest shape
+    # exactly, the deformation encoder's guess does not (the train split: its frames moved)
+    from neurok_cli.evaluate.suite import EvalConfig, inverse_kinematics
+    from neurok_cli.model import load_bundle
+
+    model, _ = load_bundle(resolve_weights("neurok-base"))
+    out = {start: inverse_kinematics(model, corpus, "train", EvalConfig(
+        pairs=3, samples=2000, ik_steps=0, ik_start=start)) for start in ("prior", "posterior")}
+    prior, guess = out["prior"], out["posterior"]
+    assert prior["chamfer"]["all"] == pytest.approx(prior["rest_chamfer"]["all"], abs=1e-6)
+    assert abs(guess["chamfer"]["all"] - guess["rest_chamfer"]["all"]) > 1e-5
