@@ -1,0 +1,130 @@
+"""How far the engine's own motion moves when its conditions change by less than anyone
+could specify: the floor under any rollout error measured against it.
+
+    python benchmarks/bench_predictability.py --data work/corpus [--split test]
+        [--rollouts 24] [--seconds 2] [--json out.json]
+
+The same held-out sequences as ``neurok eval``'s rollouts (same stratified picks) are run
+again through the engine from their stored scene, once unchanged (``again``: the engine is
+deterministic, so this differs only by the start's rounding to float32, as the dataset
+stores it) and once under each small perturbation:
+
+- ``timestep/2``: half the engine's time step (numerics only, the same physics);
+- ``young+1%``: Young's modulus 1 % higher;
+- ``height+1mm``: the start 1 mm higher;
+- ``yaw+0.5deg``: the object turned 0.5 degrees about the vertical through its centre.
+
+For each, the mean vertex error against the stored sequence over the clip (unit: the rest
+shape's bounding-box diagonal, as in ``neurok eval``), per category, next to the rest
+pose's. A perturbed run the engine rejects (unstable) is counted, not averaged. Prints a
+table, writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from neurok_cli.data.dataset import PairDataset, SamplingConfig
+from neurok_cli.data.format import load_sequence
+from neurok_cli.evaluate.metrics import bbox_diagonal
+from neurok_cli.evaluate.suite import _stratified
+from neurok_cli.sim.conditions import Conditions, Impulse, SimMaterial
+from neurok_cli.sim.engine import run
+from neurok_cli.sim.setup import prepare
+
+VARIANTS = ("again", "timestep/2", "young+1%", "height+1mm", "yaw+0.5deg")
+
+
+def _scene(meta: dict) -> tuple[SimMaterial, Conditions]:
+    c = dict(meta["conditions"])
+    impulses = [Impulse(region=i["region"], velocity=tuple(i["velocity"]), time=i["time"])
+                for i in c.pop("impulses", [])]
+    return SimMaterial(**meta["material"]), Conditions(**{**c, "impulses": impulses})
+
+
+def _yaw(v: np.ndarray, degrees: float) -> np.ndarray:
+    a = np.radians(degrees)
+    rot = np.array([[np.cos(a), 0.0, np.sin(a)], [0.0, 1.0, 0.0], [-np.sin(a), 0.0, np.cos(a)]])
+    centre = v.mean(axis=0)
+    return (v - centre) @ rot.T + centre
+
+
+def rerun(seq, variant: str, seconds: float) -> np.ndarray | None:
+    """The sequence's scene through the engine again under ``variant``; None if rejected."""
+    meta = seq.meta
+    material, cond = _scene(meta)
+    rest = np.asarray(seq.frames[0], np.float64)
+    if variant == "young+1%":
+        material = replace(material, young=material.young * 1.01)
+    elif variant == "height+1mm":
+        cond = replace(cond, height=cond.height + 0.001)
+    elif variant == "yaw+0.5deg":
+        rest = _yaw(rest, 0.5)
+    spec = prepare(rest, np.asarray(seq.faces), meta["category"], material, cond,
+                   dof=meta["dof"], cells=tuple(meta["cells"]))
+    spec.timestep = float(meta["timestep"]) / (2 if variant == "timestep/2" else 1)
+    result = run(spec, seconds=seconds, fps=float(seq.fps), closed=meta["kind"] != "sheet")
+    return None if result.rejected else result.frames
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--rollouts", type=int, default=24)
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", type=Path, default=Path("bench_predictability.json"))
+    args = ap.parse_args()
+    ds = PairDataset(args.data, args.split, SamplingConfig(seed=args.seed), cache=False)
+    picks = _stratified(ds, args.rollouts, args.seed)
+    rows = []
+    t0 = time.perf_counter()
+    for idx in picks:
+        seq = load_sequence(ds.files[idx])
+        n = min(len(seq.frames), int(round(args.seconds * seq.fps)) + 1)
+        seconds = (n - 1) / float(seq.fps)
+        truth = np.asarray(seq.frames[:n], np.float64)
+        diag = bbox_diagonal(truth[0])
+        row = {"sequence": ds.files[idx].stem, "category": seq.meta["category"],
+               "rest": float((np.linalg.norm(truth - truth[0], axis=-1).mean(-1) / diag).mean())}
+        for variant in VARIANTS:
+            frames = rerun(seq, variant, seconds)
+            row[variant] = None if frames is None else float(
+                (np.linalg.norm(frames[:n] - truth, axis=-1).mean(-1) / diag).mean())
+        rows.append(row)
+    wall = time.perf_counter() - t0
+    cats = sorted({r["category"] for r in rows}) + ["all"]
+    table = {}
+    for cat in cats:
+        mine = [r for r in rows if cat in ("all", r["category"])]
+        table[cat] = {"runs": len(mine), "rest": float(np.mean([r["rest"] for r in mine]))}
+        for variant in VARIANTS:
+            ok = [r[variant] for r in mine if r[variant] is not None]
+            table[cat][variant] = float(np.mean(ok)) if ok else None
+            table[cat][variant + " rejected"] = len(mine) - len(ok)
+    head = f"{'category':9} {'runs':>4} " + " ".join(f"{v:>11}" for v in VARIANTS) + \
+        f" {'rest pose':>9}"
+    print(head)
+    for cat in cats:
+        t = table[cat]
+        cells = " ".join(f"{t[v]:11.4f}" if t[v] is not None else f"{'-':>11}"
+                         for v in VARIANTS)
+        print(f"{cat:9} {t['runs']:4d} {cells} {t['rest']:9.4f}")
+    print(f"{len(rows)} sequences x {len(VARIANTS)} runs in {wall:.0f} s")
+    out = {"benchmark": "predictability", "data": str(args.data), "split": args.split,
+           "seconds": args.seconds, "variants": list(VARIANTS), "table": table, "rows": rows,
+           "wall_s": wall}
+    tmp = args.json.with_name(args.json.name + ".tmp")
+    tmp.write_text(json.dumps(out, indent=2) + "\n")
+    tmp.replace(args.json)
+
+
+if __name__ == "__main__":
+    main()
