@@ -53,9 +53,14 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
         f"## Test split ({report['split']}): measured by `{eval_command}`", "",
     ]
     if ik:
+        steps = report["config"].get("ik_steps", 200)
+        start = {"posterior": f"the deformation encoder's guess, then {steps} Adam steps",
+                 "prior": f"{steps} Adam steps from the prior mean"}[
+            report["config"].get("ik_start", "prior")]  # reports before the option: prior
         lines += [f"Inverse kinematics and reconstruction on {int(ik['count']['all'])} held-out "
                   f"pairs (unit: the target's bounding-box diagonal; Chamfer-L1 over "
-                  f"{report['config']['samples']:,} surface samples each way):", "", head,
+                  f"{report['config']['samples']:,} surface samples each way; {start}):", "",
+                  head,
                   _row("IK Chamfer-L1", ik["chamfer"], cats),
                   _row("rest pose (no deformation)", ik["rest_chamfer"], cats),
                   _row("reconstruction: mean vertex error", ik["vertex_error"], cats),
