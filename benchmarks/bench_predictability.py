@@ -34,18 +34,9 @@ from neurok_cli.data.dataset import PairDataset, SamplingConfig
 from neurok_cli.data.format import load_sequence
 from neurok_cli.evaluate.metrics import bbox_diagonal
 from neurok_cli.evaluate.suite import _stratified
-from neurok_cli.sim.conditions import Conditions, Impulse, SimMaterial
-from neurok_cli.sim.engine import run
-from neurok_cli.sim.setup import prepare
+from neurok_cli.sim.generate import replay, scene_of
 
 VARIANTS = ("again", "timestep/2", "young+1%", "height+1mm", "yaw+0.5deg")
-
-
-def _scene(meta: dict) -> tuple[SimMaterial, Conditions]:
-    c = dict(meta["conditions"])
-    impulses = [Impulse(region=i["region"], velocity=tuple(i["velocity"]), time=i["time"])
-                for i in c.pop("impulses", [])]
-    return SimMaterial(**meta["material"]), Conditions(**{**c, "impulses": impulses})
 
 
 def _yaw(v: np.ndarray, degrees: float) -> np.ndarray:
@@ -57,19 +48,13 @@ def _yaw(v: np.ndarray, degrees: float) -> np.ndarray:
 
 def rerun(seq, variant: str, seconds: float) -> np.ndarray | None:
     """The sequence's scene through the engine again under ``variant``; None if rejected."""
-    meta = seq.meta
-    material, cond = _scene(meta)
-    rest = np.asarray(seq.frames[0], np.float64)
-    if variant == "young+1%":
-        material = replace(material, young=material.young * 1.01)
-    elif variant == "height+1mm":
-        cond = replace(cond, height=cond.height + 0.001)
-    elif variant == "yaw+0.5deg":
-        rest = _yaw(rest, 0.5)
-    spec = prepare(rest, np.asarray(seq.faces), meta["category"], material, cond,
-                   dof=meta["dof"], cells=tuple(meta["cells"]))
-    spec.timestep = float(meta["timestep"]) / (2 if variant == "timestep/2" else 1)
-    result = run(spec, seconds=seconds, fps=float(seq.fps), closed=meta["kind"] != "sheet")
+    material, cond = scene_of(seq.meta)
+    change = {"timestep/2": {"timestep": float(seq.meta["timestep"]) / 2},
+              "young+1%": {"material": replace(material, young=material.young * 1.01)},
+              "height+1mm": {"conditions": replace(cond, height=cond.height + 0.001)},
+              "yaw+0.5deg": {"vertices": _yaw(np.asarray(seq.frames[0], np.float64), 0.5)},
+              }.get(variant, {})
+    result = replay(seq, seconds, **change)
     return None if result.rejected else result.frames
 
 

@@ -25,7 +25,7 @@ from ..data.geometry import barycentric_points, face_normals, kabsch, sample_sur
 from ..model import NeurokModel
 from ..model.bundle import prior_spread
 from ..motion import MotionConfig, latent_motion
-from ..sim.conditions import Conditions, Impulse, SimMaterial
+from ..sim.generate import scene_of
 from ..sim.scene import closed_volume
 from ..sim.setup import DEFAULT_BEAM_PIN
 from .metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
@@ -222,15 +222,12 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
 def sequence_motion_config(meta: dict, seconds: float, fps: float) -> MotionConfig:
     """The latent counterpart of a generated sequence: its category, material and
     conditions (beams pinned where the engine pins them by default)."""
-    c = dict(meta["conditions"])
-    impulses = [Impulse(region=i["region"], velocity=tuple(i["velocity"]), time=i["time"])
-                for i in c.pop("impulses", [])]
-    cond = Conditions(**{**c, "impulses": impulses})
+    material, cond = scene_of(meta)
     category = meta["category"]
     if category == "beam" and not cond.pins:
         cond.pins = [DEFAULT_BEAM_PIN]
-    return MotionConfig(category=category, material=SimMaterial(**meta["material"]),
-                        conditions=cond, seconds=seconds, fps=fps)
+    return MotionConfig(category=category, material=material, conditions=cond,
+                        seconds=seconds, fps=fps)
 
 
 def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..data.format import SPLITS, Header, Sequence, save_sequence, split_dir, write_header
 from ..errors import NeurokError, UsageError
-from .conditions import CATEGORIES
-from .engine import run
+from .conditions import CATEGORIES, Conditions, Impulse, SimMaterial
+from .engine import SimResult, run
 from .sampling import sample_conditions, sample_dof, sample_material
 from .scene import build_xml
 from .setup import prepare
@@ -136,6 +136,30 @@ def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
                    fps=cfg.fps, gravity=np.asarray(cond.gravity, np.float32), meta=meta)
     save_sequence(seq, split_dir(cfg.out, job.split) / f"{job.name}.npz")
     return job.name, None, time.perf_counter() - t0
+
+
+def scene_of(meta: dict) -> tuple[SimMaterial, Conditions]:
+    """The material and conditions a dataset sequence was made with (from its meta)."""
+    c = dict(meta["conditions"])
+    impulses = [Impulse(region=i["region"], velocity=tuple(i["velocity"]), time=i["time"])
+                for i in c.pop("impulses", [])]
+    return SimMaterial(**meta["material"]), Conditions(**{**c, "impulses": impulses})
+
+
+def replay(seq: Sequence, seconds: float, *, material: SimMaterial | None = None,
+           conditions: Conditions | None = None, vertices: np.ndarray | None = None,
+           timestep: float | None = None) -> SimResult:
+    """Run a stored sequence's scene through the engine again, for ``seconds``; any of its
+    material, conditions, start vertices or time step may be replaced. Unchanged, the frames
+    are the stored ones up to the start's rounding to float32 (as the dataset stores it)."""
+    meta = seq.meta
+    stored_material, stored_conditions = scene_of(meta)
+    start = np.asarray(seq.frames[0] if vertices is None else vertices, np.float64)
+    spec = prepare(start, np.asarray(seq.faces), meta["category"],
+                   material or stored_material, conditions or stored_conditions,
+                   dof=meta["dof"], cells=tuple(meta["cells"]))
+    spec.timestep = float(meta["timestep"] if timestep is None else timestep)
+    return run(spec, seconds=seconds, fps=float(seq.fps), closed=meta["kind"] != "sheet")
 
 
 def _record_rejection(out: Path, job: Job, reason: str, detail: str = "") -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from neurok_cli.data.format import load_sequence, read_header, sequence_files
-from neurok_cli.sim.generate import TEST_FAMILIES, GenerateConfig, generate, plan
+from neurok_cli.sim.generate import TEST_FAMILIES, GenerateConfig, generate, plan, replay, scene_of
 
 
 def _cfg(out: Path, **kw) -> GenerateConfig:
@@ -48,6 +48,28 @@ def test_same_seed_same_arrays_and_resume(tmp_path):
     header = read_header(a)
     assert sum(sum(c.values()) for c in header.counts.values()) == 6
     assert header.engine["name"] == "mujoco"
+
+
+def test_a_stored_sequence_replays_from_its_meta(tmp_path):
+    # every category: the meta alone makes the engine give the stored frames again (up to
+    # the start's float32 rounding, which a stiff, barely damped beam carries furthest:
+    # ~1e-3 of its size); a 4x stiffer material gives frames farther off than that
+    generate(_cfg(tmp_path, count=6, seconds=0.5))
+    seen = set()
+    for f in sequence_files(tmp_path):
+        seq = load_sequence(f)
+        seen.add(seq.meta["category"])
+        size = float(np.ptp(seq.frames[0], axis=0).max())
+        again = replay(seq, 0.5).frames
+        assert again.shape == seq.frames.shape
+        assert np.abs(again - seq.frames).max() < 2e-3 * size
+        material, _ = scene_of(seq.meta)
+        material.young *= 4.0
+        moved = np.abs(seq.frames - seq.frames[0]).max()
+        stiffer = replay(seq, 0.5, material=material).frames
+        if moved > 2e-2 * size:  # a body that moved at all moves otherwise
+            assert np.abs(stiffer - seq.frames).max() > 1e-2 * size
+    assert seen == {"soft", "cloth", "beam"}
 
 
 def test_shards_partition_the_jobs(tmp_path):
