@@ -36,6 +36,10 @@ class ModelConfig:
     delta_scale: float = 0.05  # displacement unit (canonical units): the loss and E_post see δ/it
     strain_weight: float = 0.0  # weight of the edge-strain term of the loss (0: the paper's)
     strain_neighbours: int = 8  # k of the query points' k-nearest-neighbour graph it uses
+    # > 0: each object's loss divided by its own deformation's mean square (units of
+    # delta_scale) plus relative_floor^2, so a beam's 1 % bend counts as much as a cloth's
+    # fold; 0: every displacement alike (the paper's)
+    relative_floor: float = 0.0
 
     def __post_init__(self) -> None:
         positive = ("width", "depth", "heads", "latent_tokens", "latent_dim", "fourier_bands",
@@ -56,9 +60,9 @@ class ModelConfig:
         if not 0.0 <= self.dropout < 1.0:
             raise UsageError(f"model config: dropout must be in [0, 1), got {self.dropout}")
         if (self.mlp_ratio <= 0 or self.delta_scale <= 0 or self.kl_weight < 0
-                or self.strain_weight < 0):
-            raise UsageError("model config: mlp_ratio and delta_scale must be > 0, kl_weight "
-                             "and strain_weight >= 0")
+                or self.strain_weight < 0 or self.relative_floor < 0):
+            raise UsageError("model config: mlp_ratio and delta_scale must be > 0, kl_weight, "
+                             "strain_weight and relative_floor >= 0")
 
 
 MODEL_SIZES: dict[str, ModelConfig] = {

@@ -141,6 +141,9 @@ class NeurokModel(nn.Module):
             loss_b = ( sum(e^2) / s^2 + kl_weight * KL(q || N(mu_prior, I)) ) / (3 Q)
                      + strain_weight * (mean edge strain^2, see :func:`edge_strain`)
 
+        divided, when relative_floor r > 0, by mean(delta_query^2) / s^2 + r^2 (each
+        object's error relative to its own deformation),
+
         i.e. the paper's ||δ - δ̂||^2 + λ KL on displacements in units of s, divided by the
         number of coordinates so that the value is O(1) whatever Q, plus (ours, off by
         default) a term on the change of length of the short edges between query points,
@@ -167,6 +170,9 @@ class NeurokModel(nn.Module):
         if self.cfg.strain_weight > 0:
             strain = edge_strain(query, decoded, target, self.cfg.strain_neighbours)  # (B,)
             per_object = per_object + self.cfg.strain_weight * strain
+        if self.cfg.relative_floor > 0:  # the whole term (recon and KL keep their balance)
+            own = target.pow(2).mean(dim=(1, 2)) / self.cfg.delta_scale**2
+            per_object = per_object / (own + self.cfg.relative_floor**2)
         weight = batch.get("weight")
         if weight is None:
             weight = torch.ones_like(recon)

@@ -49,7 +49,7 @@ from .checkpoint import (
 Progress = Callable[[int, int, str | None], None]
 BUNDLE = "bundle"
 # model fields a run started from a bundle (``init``) may change: they weigh the loss only
-TUNABLE = ("kl_weight", "strain_weight", "strain_neighbours", "dropout")
+TUNABLE = ("kl_weight", "strain_weight", "strain_neighbours", "relative_floor", "dropout")
 # fields that define the optimisation: a resumed run must keep them to continue exactly
 LOCKED = ("size", "init", "sampling", "batch", "lr", "lr_final", "warmup", "weight_decay",
           "grad_clip", "seed", "bf16")

@@ -132,6 +132,20 @@ def test_strain_weight_adds_the_weighted_strain_to_the_loss():
     assert all(p.grad is None or torch.isfinite(p.grad).all() for p in weighted.parameters())
 
 
+def test_relative_floor_divides_each_object_by_its_own_deformation():
+    batch = make_batch(B, P, Q)
+    batch["delta_query"] = batch["delta_query"] * torch.tensor([1.0, 10.0, 0.1])[:, None, None]
+    plain = randomize_zero_inits(tiny_model()).eval()
+    relative = randomize_zero_inits(tiny_model(relative_floor=0.5)).eval()
+    s = relative.cfg.delta_scale
+    for i in range(B):
+        one = {**batch, "weight": torch.eye(B)[i]}
+        own = float(batch["delta_query"][i].pow(2).mean()) / s**2 + 0.5**2
+        torch.testing.assert_close(relative.loss(one)[0], plain.loss(one)[0] / own)
+    with pytest.raises(UsageError, match="relative_floor"):
+        tiny_model(relative_floor=-1.0)
+
+
 def test_loss_weights_objects():
     model = tiny_model().eval()
     batch = make_batch(B, P, Q)
