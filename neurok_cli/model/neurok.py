@@ -141,13 +141,13 @@ class NeurokModel(nn.Module):
             loss_b = ( sum(e^2) / s^2 + kl_weight * KL(q || N(mu_prior, I)) ) / (3 Q)
                      + strain_weight * (mean edge strain^2, see :func:`edge_strain`)
 
-        divided, when relative_floor r > 0, by mean(delta_query^2) / s^2 + r^2 (each
-        object's error relative to its own deformation),
-
         i.e. the paper's ||δ - δ̂||^2 + λ KL on displacements in units of s, divided by the
         number of coordinates so that the value is O(1) whatever Q, plus (ours, off by
         default) a term on the change of length of the short edges between query points,
-        which an L2 error on displacements lets through as wrinkles and stretch. z_q is a
+        which an L2 error on displacements lets through as wrinkles and stretch. With
+        relative_floor r > 0 (ours, off by default) loss_b is divided by
+        mean(delta_query^2) / s^2 + r^2: each object's error relative to its own deformation,
+        so that small deformations (a beam's bend) count as much as large ones. z_q is a
         reparameterised posterior sample in training mode and the posterior mean in eval
         mode. Returns the (weighted) mean over objects and stats: loss, recon (MSE per
         coordinate, canonical units^2), kl (nats per object), rmse (sqrt of recon) and, when
