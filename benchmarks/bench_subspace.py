@@ -11,8 +11,8 @@ is reproduced from the rest pose by:
 - ``posterior``: the deformation encoder's mean, decoded;
 - ``inverse kinematics``: that guess refined by Adam on the vertices (as ``neurok eval``);
 - ``active subspace``: the inverse-kinematics latent projected on the reduced directions
-  ``neurok animate`` integrates (the decoder Jacobian's leading singular directions at the
-  prior mean, those above its weak-mode cut): the best any latent rollout can do there.
+  ``neurok animate`` integrates (``motion.reduced_subspace``, here over the driving points
+  alone): the best any latent rollout can do there.
 
 Mean vertex error of each against the aligned frame (unit: the rest shape's bounding-box
 diagonal), per category, next to the rest pose's. Prints a table, writes JSON.
@@ -36,8 +36,7 @@ from neurok_cli.evaluate.metrics import bbox_diagonal
 from neurok_cli.evaluate.suite import _stratified
 from neurok_cli.model import load_bundle
 from neurok_cli.model.drive import farthest_point_sample
-from neurok_cli.model.subspace import active_subspace
-from neurok_cli.motion import WEAK_MODE, MotionConfig, encode_object
+from neurok_cli.motion import MotionConfig, encode_object, reduced_subspace
 
 COLUMNS = ("rest", "posterior", "inverse kinematics", "active subspace")
 
@@ -63,11 +62,9 @@ def measure(model, seq, seed: int, ik_steps: int) -> dict:
         mu_q, _ = model.encode_posterior(t(pts), t(nrm), t(d_pts), prior)
     z = model.fit_latent(prior, t(vc[drive]), t((target - vc)[drive]), steps=ik_steps,
                          points=t(pts), normals=t(nrm), delta=t(d_pts))
-    k = min(MotionConfig.subspace, model.cfg.latent_dim)
-    sub = active_subspace(model, prior, t(vc[drive]), k)
-    sv = sub.singular_values
-    k_q = max(1, int((sv >= WEAK_MODE * sv[0]).sum()))
-    basis = sub.basis[:, :k_q]
+    with torch.no_grad():
+        basis = reduced_subspace(model, prior, t(vc[drive]), MotionConfig.subspace).basis
+    k_q = basis.shape[1]
     projected = prior.mu + ((z - prior.mu) @ basis) @ basis.T
     diag = bbox_diagonal(target)
     row = {"frame": pick, "k_q": k_q,

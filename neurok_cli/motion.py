@@ -157,6 +157,16 @@ def _region_points(expr: str, vertices: np.ndarray, candidates: np.ndarray) -> n
     return np.array([int(np.argmin(np.linalg.norm(vertices[candidates] - centre, axis=1)))])
 
 
+def reduced_subspace(model: NeurokModel, prior, query: torch.Tensor, k: int) -> Subspace:
+    """The directions the dynamics integrate for one object: the decoder Jacobian's leading
+    ``k`` singular directions at the prior mean over ``query`` (1, Q, 3), less those that
+    barely move the surface (they carry little mass and no shape)."""
+    sub = active_subspace(model, prior, query, min(k, model.cfg.latent_dim))
+    sv = sub.singular_values
+    k_q = max(1, int((sv >= WEAK_MODE * sv[0]).sum()))
+    return Subspace(sub.basis[:, :k_q], sub.origin, sv[:k_q])
+
+
 def encode_object(model: NeurokModel, vc: np.ndarray, faces: np.ndarray, seed: int
                   ) -> tuple[Prior, np.ndarray, np.ndarray, np.ndarray]:
     """The instance prior of a surface in canonical units (vc (N, 3), faces (F, 3)) from
@@ -224,11 +234,8 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     dyn_in_query = np.array([pos_in_query[int(j)] for j in dyn_idx])
     with torch.no_grad():
         query = as_t(vc[query_idx])[None]
-        sub = active_subspace(model, prior, query, min(cfg.subspace, mcfg.latent_dim))
-        # directions that barely move the surface carry little mass and no shape: drop them
-        sv = sub.singular_values
-        k_q = max(1, int((sv >= WEAK_MODE * sv[0]).sum()))
-        sub = Subspace(sub.basis[:, :k_q], sub.origin, sv[:k_q])
+        sub = reduced_subspace(model, prior, query, cfg.subspace)
+        k_q = sub.basis.shape[1]
     clock["encode"] = time.perf_counter()
 
     # --- masses and the body frame -------------------------------------------------------
