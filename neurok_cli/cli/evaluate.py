@@ -47,8 +47,6 @@ def evaluate(
     from ..evaluate.suite import EvalConfig
     from ._common import out
 
-    if ik_start not in ("posterior", "prior"):
-        raise UsageError(f"--ik-start must be posterior or prior, not {ik_start!r}")
     cfg = EvalConfig(pairs=pairs, samples=samples, objects=objects, rollouts=rollouts,
                      seconds=seconds, seed=seed, ik_start=ik_start)
     with progress_bar("evaluating") as update:

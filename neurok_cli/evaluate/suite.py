@@ -22,6 +22,7 @@ import torch
 from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
 from ..data.format import load_sequence
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
+from ..errors import UsageError
 from ..model import NeurokModel
 from ..model.bundle import prior_spread
 from ..motion import MotionConfig, latent_motion
@@ -31,6 +32,9 @@ from ..sim.setup import DEFAULT_BEAM_PIN
 from .metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
 
 Progress = Callable[[int, int], None]
+
+
+IK_STARTS = ("posterior", "prior")
 
 
 @dataclass
@@ -45,6 +49,11 @@ class EvalConfig:
     seconds: float = 2.0
     seed: int = 0
     basis: str = "decoder"  # rollouts: the learned map, or "linear-modes" (the baseline)
+
+    def __post_init__(self) -> None:
+        if self.ik_start not in IK_STARTS:
+            raise UsageError(f"ik_start (--ik-start) must be {' or '.join(IK_STARTS)}, not "
+                             f"{self.ik_start!r}")
 
 
 def _group(rows: list[tuple[str, dict]], keys: list[str]) -> dict[str, dict[str, float]]:

@@ -67,6 +67,8 @@ def test_calibrate_writes_the_bundle(corpus, tmp_path):
         inside = [j for j, p in enumerate(entry["latent_peaks"]) if p < MAX_PEAK]
         if inside:
             assert entry["shape_error"] == min(entry["shape_errors"][j] for j in inside)
+        else:  # no scale stayed inside: the grid's stiffest
+            assert entry["stiffness"] == entry["grid"][-1]
     k = stored["model"]["latent_dim"]
     for entry in out["prior"].values():
         L = np.array(entry["scale_tril"])
@@ -120,7 +122,7 @@ def test_eval_errors(tmp_path):
     result = runner.invoke(app, ["eval", "--data", str(tmp_path)])
     assert_one_error_line(result, "not a 4D dataset")
     result = runner.invoke(app, ["eval", "--data", str(tmp_path), "--ik-start", "middle"])
-    assert_one_error_line(result, "--ik-start must be posterior or prior")
+    assert_one_error_line(result, "ik_start (--ik-start) must be posterior or prior")
 
 
 def test_inverse_kinematics_starts_from_the_encoders_guess(corpus):
