@@ -55,7 +55,7 @@ def test_a_stored_sequence_replays_from_its_meta(tmp_path):
     # the start's float32 rounding, which a stiff, barely damped beam carries furthest:
     # ~1e-3 of its size); a 4x stiffer material gives frames farther off than that
     generate(_cfg(tmp_path, count=6, seconds=0.5))
-    seen = set()
+    seen, compared = set(), set()
     for f in sequence_files(tmp_path):
         seq = load_sequence(f)
         seen.add(seq.meta["category"])
@@ -69,7 +69,8 @@ def test_a_stored_sequence_replays_from_its_meta(tmp_path):
         stiffer = replay(seq, 0.5, material=material).frames
         if moved > 2e-2 * size:  # a body that moved at all moves otherwise
             assert np.abs(stiffer - seq.frames).max() > 1e-2 * size
-    assert seen == {"soft", "cloth", "beam"}
+            compared.add(seq.meta["category"])
+    assert seen == compared == {"soft", "cloth", "beam"}
 
 
 def test_shards_partition_the_jobs(tmp_path):
