@@ -104,12 +104,16 @@ class Rollout:
     steps: int = 0  # right-hand-side steps taken (rk4) or evaluations (dopri5)
 
 
+_LEVI_CIVITA = torch.zeros(3, 3, 3, dtype=torch.float64)
+for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+    _LEVI_CIVITA[_i, _j, _k], _LEVI_CIVITA[_i, _k, _j] = 1.0, -1.0
+_SKEW = -_LEVI_CIVITA.permute(2, 0, 1).reshape(3, 9)  # skew(v) = v @ _SKEW, as (3, 3)
+
+
 def skew(v: Tensor) -> Tensor:
-    """(..., 3) -> (..., 3, 3) with skew(a) @ b = a x b."""
-    z = torch.zeros_like(v[..., 0])
-    x, y, w = v[..., 0], v[..., 1], v[..., 2]
-    return torch.stack([torch.stack([z, -w, y], -1), torch.stack([w, z, -x], -1),
-                        torch.stack([-y, x, z], -1)], -2)
+    """(..., 3) -> (..., 3, 3) with skew(a) @ b = a x b (one matrix product: it runs several
+    times per ODE evaluation)."""
+    return (v @ _SKEW.to(dtype=v.dtype, device=v.device)).view(*v.shape[:-1], 3, 3)
 
 
 def exp_so3(theta: Tensor) -> Tensor:
@@ -205,7 +209,7 @@ class LatentDynamics(nn.Module):
         shape = self.body.shape
         p = shape.positions(q)  # (S, Q, 3)
         J = shape.jacobian(q)  # (S, Q, 3, k)
-        Jqd = torch.einsum("spik,sk->spi", J, qd)
+        Jqd = (J @ qd[:, None, :, None])[..., 0]
         wq = w[:, None, :].expand_as(p)
         u = torch.cross(wq, p, dim=-1) + Jqd  # body-frame velocity relative to the frame
         x = self.body.centre + r[:, None] + p @ R.transpose(1, 2)
@@ -217,7 +221,9 @@ class LatentDynamics(nn.Module):
                 "q": q, "qd": qd, "v": v, "w": w, "th": th}
 
     def _mass_matrix(self, W: Tensor) -> Tensor:
-        M = torch.einsum("spia,p,spib->sab", W, self.body.mass, W)
+        S, n = W.shape[0], W.shape[-1]
+        Wf = W.reshape(S, -1, n)  # (S, Q 3, n)
+        M = (Wf * self.body.mass.repeat_interleave(3)[None, :, None]).transpose(1, 2) @ Wf
         M[:, 6:, 6:] += self.latent_inertia
         return M
 
@@ -318,7 +324,8 @@ class LatentDynamics(nn.Module):
         internal, _ = self._elastic(p)
         g_body = force @ R + internal - self.body.mass[None, :, None] * bias  # (S, Q, 3)
         W = fr["W"]
-        rhs = torch.einsum("spia,spi->sa", W, g_body)
+        rhs = (W.reshape(W.shape[0], -1, W.shape[-1]).transpose(1, 2)
+               @ g_body.reshape(g_body.shape[0], -1, 1))[..., 0]
         damping = qd @ self.D  # (S, k)
         rhs[:, 6:] += self._bound(fr["q"])[0] - damping
         acc = self._solve(self._mass_matrix(W), rhs)  # (S, n)

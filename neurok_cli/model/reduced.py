@@ -47,19 +47,26 @@ class ReducedShape(NamedTuple):
     def dims(self) -> int:
         return self.linear.shape[-1]
 
+    # plain matrix products rather than einsum: these run several times per ODE evaluation
+    # on small tensors, where einsum's own overhead outweighs the arithmetic
+
     def positions(self, q: Tensor) -> Tensor:
         """q (S, k) -> (S, Q, 3)."""
-        lin = torch.einsum("pik,sk->spi", self.linear, q)
-        quad = torch.einsum("pikl,sk,sl->spi", self.quadratic, q, q)
-        return self.rest + lin + 0.5 * quad
+        Q, k = self.rest.shape[0], self.dims
+        lin = (q @ self.linear.reshape(Q * 3, k).T).view(-1, Q, 3)
+        return self.rest + lin + 0.5 * self.curvature(q)
 
     def jacobian(self, q: Tensor) -> Tensor:
         """dx/dq at q (S, k) -> (S, Q, 3, k)."""
-        return self.linear + torch.einsum("pikl,sl->spik", self.quadratic, q)
+        Q, k = self.rest.shape[0], self.dims
+        bq = (self.quadratic.reshape(Q * 3 * k, k) @ q.T).T  # (S, Q 3 k)
+        return self.linear + bq.reshape(-1, Q, 3, k)
 
     def curvature(self, qdot: Tensor) -> Tensor:
         """(d²x/dq²)[q̇, q̇] for q̇ (S, k) -> (S, Q, 3); independent of q for a quadratic."""
-        return torch.einsum("pikl,sk,sl->spi", self.quadratic, qdot, qdot)
+        Q, k = self.rest.shape[0], self.dims
+        outer = (qdot[:, :, None] * qdot[:, None, :]).reshape(-1, k * k)  # (S, k k)
+        return (outer @ self.quadratic.reshape(Q * 3, k * k).T).view(-1, Q, 3)
 
     def scaled(self, factor: float, rest: Tensor) -> ReducedShape:
         """The same map with displacements times ``factor`` about a new ``rest`` (Q, 3)."""
