@@ -148,16 +148,18 @@ def scene_of(meta: dict) -> tuple[SimMaterial, Conditions]:
 
 def replay(seq: Sequence, seconds: float, *, material: SimMaterial | None = None,
            conditions: Conditions | None = None, vertices: np.ndarray | None = None,
-           timestep: float | None = None) -> SimResult:
+           timestep: float | None = None, cells: tuple[int, int, int] | None = None
+           ) -> SimResult:
     """Run a stored sequence's scene through the engine again, for ``seconds``; any of its
-    material, conditions, start vertices or time step may be replaced. Unchanged, the frames
-    are the stored ones up to the start's rounding to float32 (as the dataset stores it)."""
+    material, conditions, start vertices, time step or interpolation cells (soft bodies and
+    beams) may be replaced. Unchanged, the frames are the stored ones up to the start's
+    rounding to float32 (as the dataset stores it)."""
     meta = seq.meta
     stored_material, stored_conditions = scene_of(meta)
     start = np.asarray(seq.frames[0] if vertices is None else vertices, np.float64)
     spec = prepare(start, np.asarray(seq.faces), meta["category"],
                    material or stored_material, conditions or stored_conditions,
-                   dof=meta["dof"], cells=tuple(meta["cells"]))
+                   dof=meta["dof"], cells=tuple(meta["cells"]) if cells is None else cells)
     spec.timestep = float(meta["timestep"] if timestep is None else timestep)
     return run(spec, seconds=seconds, fps=float(seq.fps), closed=meta["kind"] != "sheet")
 
