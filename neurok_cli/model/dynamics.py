@@ -150,6 +150,7 @@ class LatentDynamics(nn.Module):
         self.g = torch.tensor(env.gravity, **f64)
         self.wind = torch.tensor(env.wind, **f64)
         a, b = body.edges[:, 0], body.edges[:, 1]
+        self.edge_ends = torch.cat([a, b])  # (2E,)
         self.rest_length = (body.shape.rest[a] - body.shape.rest[b]).norm(dim=-1)  # (E,)
         self.pin_target = body.centre + body.shape.rest[body.pinned]  # (P, 3) world
         # each pin holds an equal share of the whole body's weight (a pinned region can be a
@@ -254,8 +255,7 @@ class LatentDynamics(nn.Module):
         energy = 0.5 * (self.body.stiffness * stretch**2).sum(-1)
         fe = (self.body.stiffness * stretch / length)[..., None] * d  # pulls a toward b
         force = torch.zeros_like(p)
-        force.index_add_(1, a, -fe)
-        force.index_add_(1, b, fe)
+        force.index_add_(1, self.edge_ends, torch.cat([-fe, fe], 1))  # one scatter for both
         return force, energy
 
     def wind_at(self, t: float | Tensor) -> Tensor:
