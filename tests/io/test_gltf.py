@@ -125,14 +125,18 @@ def test_several_motions_become_several_animations(tmp_path):
     assert_valid_gltf(path)
 
 
-def test_compact_picks_the_fewest_targets_within_tolerance():
+@pytest.mark.parametrize("vertices", [50, 5])  # more coordinates than frames, and fewer
+def test_compact_picks_the_fewest_targets_within_tolerance(vertices):
     rng = np.random.default_rng(0)
-    basis = rng.normal(size=(3, 50, 3))
+    basis = rng.normal(size=(3, vertices, 3))
     disp = np.tensordot(rng.normal(size=(40, 3)), basis, axes=1)  # rank 3
     bases, weights, err = encode(disp, encoding="compact", tolerance=1e-9, max_targets=200)
     assert len(bases) == 3 and err < 1e-9
     _, _, err_capped = encode(disp, encoding="compact", tolerance=1e-9, max_targets=2)
     assert err_capped > 1e-9
+    # the reported error is the real one: targets times weights give the frames back
+    back = np.tensordot(weights, bases, axes=1)
+    assert np.sqrt(((back - disp) ** 2).sum(-1)).max() == pytest.approx(err, abs=1e-12)
 
 
 def test_bad_motion_is_refused_and_leaves_no_file(tmp_path):
