@@ -39,6 +39,7 @@ class SimulateConfig:
     drop: float | None = None  # start height over the ground, fraction of the size
     conditions: Conditions = field(default_factory=Conditions)
     dof: str | None = None  # soft bodies: "trilinear", "quadratic" or "tet"
+    cells: tuple[int, int, int] | None = None  # interpolation cells (soft bodies, beams)
     max_vertices: int = 3000  # denser cloth/tet surfaces are simulated on a proxy (5x: cells)
     export: ExportOptions = field(default_factory=ExportOptions)
 
@@ -52,6 +53,8 @@ class SimulateReport:
     welded_vertices: int
     simulated_vertices: int  # fewer than welded when a proxy stood in for a dense surface
     dofs: int
+    dof: str  # how the engine moves the surface: full, trilinear, quadratic or tet
+    cells: list[int] | None  # interpolation cells per axis (x, y, z) for trilinear/quadratic
     mass_kg: float
     size_m: float
     sim_wall_s: float
@@ -72,6 +75,24 @@ def _material(cfg: SimulateConfig) -> SimMaterial:
     return mat
 
 
+CELL_DOFS = ("trilinear", "quadratic")  # the engine's interpolated bodies
+MAX_CELLS = 12  # per axis: (12 + 1)^3 trilinear nodes is already ~6,600 dofs
+
+
+def _cells(cfg: SimulateConfig) -> tuple[int, int, int] | None:
+    """The requested interpolation cells, checked against the material and dof."""
+    if cfg.cells is None:
+        return None
+    if cfg.material == "cloth" or cfg.dof == "tet":
+        raise UsageError("--cells sets the interpolation cells of soft bodies and beams; "
+                         f"{'cloth' if cfg.material == 'cloth' else '--dof tet'} moves every "
+                         "vertex itself")
+    if len(cfg.cells) != 3 or not all(1 <= int(c) <= MAX_CELLS for c in cfg.cells):
+        raise UsageError(f"--cells must be three whole numbers X,Y,Z from 1 to {MAX_CELLS}, "
+                         f"not {','.join(str(c) for c in cfg.cells)}")
+    return tuple(int(c) for c in cfg.cells)
+
+
 def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = None
              ) -> SimulateReport:
     """Run the engine on ``cfg.input`` and write the motion to ``cfg.output``."""
@@ -79,6 +100,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
 
     output_format(cfg.output, cfg.export.fmt)  # a bad output path fails before the work
     mat = _material(cfg)
+    cells = _cells(cfg)
     asset = load_mesh(cfg.input, up=cfg.up)
     frame = canonical_frame(asset, size=cfg.size)
     welded = asset.welded()
@@ -97,7 +119,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         proxy = make_proxy(surface, welded.faces, limit)
         sim_v, sim_f = proxy.vertices, proxy.faces
         closed = closed and closed_volume(sim_v, sim_f) > 0
-    spec = prepare(sim_v, sim_f, cfg.material, mat, cond, dof=cfg.dof)
+    spec = prepare(sim_v, sim_f, cfg.material, mat, cond, dof=cfg.dof, cells=cells)
     lift = spec.vertices[0] - sim_v[0]  # prepare only translates the surface
     result = run(spec, seconds=cfg.seconds, fps=cfg.fps, closed=closed, progress=progress)
     frames = result.frames - lift
@@ -116,7 +138,8 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     return SimulateReport(
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),
         welded_vertices=len(welded.vertices), simulated_vertices=len(sim_v),
-        dofs=result.stats["nv"], mass_kg=spec.mass,
+        dofs=result.stats["nv"], dof=spec.dof,
+        cells=list(spec.cells) if spec.dof in CELL_DOFS else None, mass_kg=spec.mass,
         size_m=frame.size_m, sim_wall_s=result.stats["wall_s"],
         sim_s_per_s=result.stats["wall_s"] / sim_s, rejected=result.rejected,
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
@@ -131,6 +154,7 @@ def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
             ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded, "
                          f"{rep.simulated_vertices:,} simulated)"),
             ("size, mass", f"{rep.size_m:.3g} m, {rep.mass_kg:.3g} kg"),
-            ("engine dofs", f"{rep.dofs:,}"),
+            ("engine dofs", f"{rep.dofs:,} ({rep.dof}" + (
+                f", {'x'.join(str(c) for c in rep.cells)} cells)" if rep.cells else ")")),
             ("engine time", f"{rep.sim_wall_s:.2f} s ({rep.sim_s_per_s:.2f} s per simulated s)"),
             ("status", "rejected: " + rep.rejected if rep.rejected else "stable")]

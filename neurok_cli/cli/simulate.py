@@ -7,10 +7,21 @@ from typing import Annotated
 
 import typer
 
+from ..errors import UsageError
 from . import _options as o
 from ._common import guarded, print_json, print_rows, progress_bar, warn
 
 Opt = typer.Option
+
+
+def _parse_cells(text: str | None) -> tuple[int, ...] | None:
+    """'X,Y,Z' -> whole numbers (their range is checked with the material)."""
+    if text is None:
+        return None
+    try:
+        return tuple(int(t) for t in text.split(","))
+    except ValueError:
+        raise UsageError(f"--cells must be three whole numbers X,Y,Z, not {text!r}") from None
 
 
 @guarded
@@ -38,6 +49,9 @@ def simulate(
     pin: o.Pins = None,
     push: o.Pushes = None,
     dof: Annotated[str | None, Opt(help="Soft bodies: trilinear, quadratic or tet.")] = None,
+    cells: Annotated[str | None, Opt(
+        help="Interpolation cells X,Y,Z of soft bodies and beams (default: from the "
+             "shape's proportions; more resolve the deformation more finely).")] = None,
     max_vertices: Annotated[int, Opt(
         help="Denser cloth/tet meshes are simulated on a proxy this size (5x for cells).")
     ] = 3000,
@@ -60,7 +74,8 @@ def simulate(
     cfg = SimulateConfig(input=file, output=output, seconds=seconds, fps=fps,
                          material=material, young=young, poisson=poisson, density=density,
                          damping=damping, thickness=thickness, size=size, up=up, drop=drop,
-                         conditions=cond, dof=dof, max_vertices=max_vertices,
+                         conditions=cond, dof=dof, cells=_parse_cells(cells),
+                         max_vertices=max_vertices,
                          export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
     with progress_bar("simulating") as update:
         report = run_simulate(cfg, progress=lambda f: update(round(1000 * f), 1000))

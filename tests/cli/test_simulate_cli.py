@@ -66,6 +66,11 @@ def test_cloth_with_pins_and_wind_to_frames_and_video(tmp_path):
     (["--pin", "z >> 3"], "cannot read"),
     (["--push", "top"], "REGION:X,Y,Z"),
     (["-o", "x.fbx"], "output format"),
+    (["--cells", "2,2"], "X,Y,Z from 1 to 12"),
+    (["--cells", "0,1,1"], "X,Y,Z from 1 to 12"),
+    (["--cells", "a,b,c"], "three whole numbers"),
+    (["--cells", "2,2,2", "--material", "cloth"], "cloth moves every vertex"),
+    (["--cells", "2,2,2", "--dof", "tet"], "--dof tet moves every vertex"),
 ])
 def test_bad_options_fail_cleanly(tmp_path, args, needle):
     out = tmp_path / "o.glb"
@@ -76,3 +81,20 @@ def test_bad_options_fail_cleanly(tmp_path, args, needle):
     assert result.exit_code == 1, result.output
     assert needle in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_cells_set_the_soft_bodys_resolution(tmp_path):
+    """--cells reaches the engine: 2x2x2 trilinear cells are 27 nodes of 3 dofs each, where
+    the teapot's proportions alone give fewer; the report says which were used."""
+    reports = {}
+    for cells in (None, "2,2,2"):
+        out = tmp_path / f"t{cells is None}.glb"
+        result = runner.invoke(app, ["simulate", str(asset_path("teapot")), "-o", str(out),
+                                     "--seconds", "0.2", "--json"]
+                               + ([] if cells is None else ["--cells", cells]))
+        assert result.exit_code == 0, result.output
+        reports[cells] = json.loads(result.output)
+    assert reports["2,2,2"]["cells"] == [2, 2, 2] and reports["2,2,2"]["dofs"] == 81
+    assert reports["2,2,2"]["dof"] == "trilinear"
+    assert reports[None]["dofs"] == 3 * np.prod([c + 1 for c in reports[None]["cells"]])
+    assert reports[None]["cells"] != [2, 2, 2]
