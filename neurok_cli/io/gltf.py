@@ -51,8 +51,9 @@ def encode(disp: np.ndarray, *, encoding: str, tolerance: float, max_targets: in
     a = disp.reshape(t, 3 * n)
     if t <= 3 * n:  # the usual clip: far fewer frames than coordinates
         # the frames' principal directions from the small (t, t) Gram matrix, not an SVD of
-        # the wide one (~10x faster at 10k vertices); bases = uᵀa needs no division by
-        # singular values, so tiny ones cost no accuracy: uuᵀa is an exact projection
+        # the wide one (a 121-frame, 9,602-vertex clip: 3.3 s -> 0.9 s); bases = uᵀa needs
+        # no division by singular values, so tiny ones cost no accuracy: uuᵀa is an exact
+        # projection
         lam, u = np.linalg.eigh(a @ a.T)
         u = u[:, ::-1]
         rows = u.T @ a  # (t, 3n): singular value x right singular vector, per row
