@@ -427,8 +427,8 @@ class LatentDynamics(nn.Module):
         a, b = self.body.edges[:, 0], self.body.edges[:, 1]
         d = fr["p"][:, a] - fr["p"][:, b]
         n_e = d / d.norm(dim=-1, keepdim=True).clamp_min(1e-12)
-        dl = torch.einsum("sei,seik->sek", n_e, J[:, a] - J[:, b])
-        K = torch.einsum("sek,e,sel->skl", dl, self.body.stiffness, dl)
+        dl = (n_e[..., None, :] @ (J[:, a] - J[:, b]))[..., 0, :]  # (S, E, k)
+        K = (dl * self.body.stiffness[None, :, None]).transpose(1, 2) @ dl
         M_all = self._mass_matrix(fr["W"])
         M = M_all[:, 6:, 6:]
         L = torch.linalg.cholesky(M)
@@ -457,7 +457,7 @@ class LatentDynamics(nn.Module):
         if not bool(near.any()):
             return math.inf
         idx = torch.nonzero(self.free)[:, 0]
-        wy = torch.einsum("sj,spjn->spn", fr["R"][:, 1, :], fr["W"])[:, :, idx]  # (S, Q, f)
+        wy = (fr["R"][:, None, None, 1, :] @ fr["W"])[:, :, 0, idx]  # (S, Q, f)
         kc = self.env.contact_rate**2 * self.contact_mass
         worst = 0.0
         for s in range(wy.shape[0]):
