@@ -38,14 +38,16 @@ from neurok_cli.data.dataset import PairDataset, SamplingConfig
 from neurok_cli.data.format import load_sequence
 from neurok_cli.evaluate.metrics import bbox_diagonal
 from neurok_cli.evaluate.suite import _stratified
+from neurok_cli.io.atomic import atomic_path
 from neurok_cli.sim.generate import replay, scene_of
+from neurok_cli.sim.scene import CELL_DOFS
 
 VARIANTS = ("again", "timestep/2", "young+1%", "height+1mm", "yaw+0.5deg", "cells x2")
 
 
 def applies(seq, variant: str) -> bool:
     """Whether ``variant`` means anything for this sequence (cells: interpolated bodies)."""
-    return variant != "cells x2" or seq.meta["dof"] in ("trilinear", "quadratic")
+    return variant != "cells x2" or seq.meta["dof"] in CELL_DOFS
 
 
 def _yaw(v: np.ndarray, degrees: float) -> np.ndarray:
@@ -117,9 +119,8 @@ def main() -> None:
     out = {"benchmark": "predictability", "data": str(args.data), "split": args.split,
            "seconds": args.seconds, "variants": list(VARIANTS), "table": table, "rows": rows,
            "wall_s": wall}
-    tmp = args.json.with_name(args.json.name + ".tmp")
-    tmp.write_text(json.dumps(out, indent=2) + "\n")
-    tmp.replace(args.json)
+    with atomic_path(args.json) as tmp:
+        tmp.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from neurok_cli.data.format import load_sequence
 from neurok_cli.data.geometry import barycentric_points, face_normals, kabsch
 from neurok_cli.evaluate.metrics import bbox_diagonal
 from neurok_cli.evaluate.suite import _stratified
+from neurok_cli.io.atomic import atomic_path
 from neurok_cli.model import load_bundle
 from neurok_cli.model.drive import farthest_point_sample
 from neurok_cli.motion import MotionConfig, encode_object, reduced_subspace
@@ -107,9 +108,8 @@ def main() -> None:
     print(f"{len(rows)} sequences in {wall:.0f} s")
     out = {"benchmark": "subspace", "data": str(args.data), "split": args.split,
            "weights": args.weights, "table": table, "rows": rows, "wall_s": wall}
-    tmp = args.json.with_name(args.json.name + ".tmp")
-    tmp.write_text(json.dumps(out, indent=2) + "\n")
-    tmp.replace(args.json)
+    with atomic_path(args.json) as tmp:
+        tmp.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

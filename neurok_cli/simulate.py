@@ -16,7 +16,7 @@ from .io.mesh import canonical_frame, load_mesh
 from .sim.conditions import CATEGORIES, PRESET_MATERIALS, Conditions, SimMaterial
 from .sim.engine import ENGINE_WARNINGS, run
 from .sim.proxy import make_proxy
-from .sim.scene import closed_volume
+from .sim.scene import CELL_DOFS, closed_volume
 from .sim.setup import prepare
 
 
@@ -75,7 +75,6 @@ def _material(cfg: SimulateConfig) -> SimMaterial:
     return mat
 
 
-CELL_DOFS = ("trilinear", "quadratic")  # the engine's interpolated bodies
 MAX_CELLS = 12  # per axis: (12 + 1)^3 trilinear nodes is already ~6,600 dofs
 
 

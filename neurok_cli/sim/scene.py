@@ -20,6 +20,7 @@ from .conditions import CATEGORIES, Conditions, SimMaterial
 # (x, y, z) with +Y up -> (x, -z, y) with +Z up
 _TO_MJ = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])
 DOFS = ("full", "trilinear", "quadratic", "tet")
+CELL_DOFS = ("trilinear", "quadratic")  # the surface embedded in interpolation cells
 # fixed time step per category, chosen so 30 fps is a whole number of steps (s)
 TIMESTEPS = {"cloth": 1 / 180, "soft": 1 / 480, "beam": 1 / 480}
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .conditions import Conditions, SimMaterial, select_region
-from .scene import TIMESTEPS, SceneSpec, from_mj, to_mj, total_mass
+from .scene import CELL_DOFS, TIMESTEPS, SceneSpec, from_mj, to_mj, total_mass
 
 DEFAULT_BEAM_PIN = "x<0.02"
 
@@ -84,7 +84,7 @@ def prepare(vertices: np.ndarray, faces: np.ndarray, category: str, material: Si
     else:
         dof = dof or "trilinear"
     extent = np.ptp(v, axis=0)
-    if dof in ("trilinear", "quadratic"):
+    if dof in CELL_DOFS:
         cells = cells or auto_cells(extent, category, dof)
         nodes = node_grid(v, cells, 1 if dof == "trilinear" else 2)
     else:

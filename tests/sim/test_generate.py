@@ -9,6 +9,7 @@ import pytest
 
 from neurok_cli.data.format import load_sequence, read_header, sequence_files
 from neurok_cli.sim.generate import TEST_FAMILIES, GenerateConfig, generate, plan, replay, scene_of
+from neurok_cli.sim.scene import CELL_DOFS
 
 
 def _cfg(out: Path, **kw) -> GenerateConfig:
@@ -70,7 +71,7 @@ def test_a_stored_sequence_replays_from_its_meta(tmp_path):
         if moved > 2e-2 * size:  # a body that moved at all moves otherwise
             assert np.abs(stiffer - seq.frames).max() > 1e-2 * size
             compared.add(seq.meta["category"])
-        if seq.meta["dof"] in ("trilinear", "quadratic"):  # finer interpolation cells
+        if seq.meta["dof"] in CELL_DOFS:  # finer interpolation cells
             finer = tuple(2 * c for c in seq.meta["cells"])
             refined = replay(seq, 0.5, cells=finer).frames
             assert refined.shape == seq.frames.shape and np.isfinite(refined).all()
