@@ -265,9 +265,8 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
         pts = query[:, torch.as_tensor(at, device=dev)]
         for chunk in q.split(DECODE_CHUNK):
             z = sub.to_latent(chunk.to(dtype=dtype, device=dev))
-            n = len(z)
             with torch.no_grad():
-                d = model.decode(z, prior.repeat(n), pts.repeat(n, 1, 1))
+                d = model.decode_samples(z, prior, pts)
             outs.append(d.to(torch.float64).cpu() * size)
         d = torch.cat(outs)
         where = {int(j): i for i, j in enumerate(at)}

@@ -192,7 +192,7 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
             draws.append(z_seen)
             shapes = []
             for z in draws:
-                d = model.decode(z, prior.repeat(len(z)), t(vc).repeat(len(z), 1, 1))
+                d = model.decode_samples(z, prior, t(vc))
                 shapes.append(vc + d.cpu().numpy().astype(np.float64))
         recon = shapes.pop()
         nans += int((~np.isfinite(shapes[0])).any(axis=(1, 2)).sum())

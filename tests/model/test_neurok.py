@@ -58,6 +58,23 @@ def test_decode_at_the_prior_mean_is_exactly_zero(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_decode_samples_of_one_object_agree_with_decode(device):
+    model = randomize_zero_inits(tiny_model(device))
+    batch = make_batch(B, P, Q, device=device)
+    prior = model.encode_prior(batch["points"][:1], batch["normals"][:1])
+    z = prior.mu + torch.randn(5, prior.mu.shape[1], device=device)
+    z[2] = prior.mu[0]  # a sample at the mean decodes to exactly zero here too
+    query = batch["query"][:1]
+    got = model.decode_samples(z, prior, query)
+    want = model.decode(z, prior.repeat(5), query.repeat(5, 1, 1))
+    assert got.shape == (5, Q, 3)
+    assert torch.allclose(got, want, atol=1e-6)
+    assert torch.count_nonzero(got[2]) == 0 and got[0].abs().max() > 0
+    with pytest.raises(UsageError):
+        model.decode_samples(z, prior.repeat(2), query)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_rest_shape_encodes_to_the_prior_mean(device):
     model = tiny_model(device)
     batch = make_batch(B, P, Q, device=device)
