@@ -26,6 +26,7 @@ that kinetic + potential + dissipated − work stays constant. Only :func:`integ
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import torch
@@ -118,14 +119,11 @@ def skew(v: Tensor) -> Tensor:
 
 def exp_so3(theta: Tensor) -> Tensor:
     """Rotation vectors (..., 3) -> rotation matrices (..., 3, 3) (Rodrigues; exact at 0)."""
-    a2 = (theta * theta).sum(-1, keepdim=True)[..., None]  # (..., 1, 1)
-    small = a2 < 1e-8
-    a = a2.clamp_min(1e-8).sqrt()
-    s = torch.where(small, 1.0 - a2 / 6.0, torch.sin(a) / a)
-    c = torch.where(small, 0.5 - a2 / 24.0, (1.0 - torch.cos(a)) / a2.clamp_min(1e-8))
+    # sin(a)/a = sinc(a/pi) and (1 - cos a)/a^2 = sinc(a/2pi)^2 / 2: no branch at a = 0
+    a = theta.norm(dim=-1)[..., None, None] / math.pi
     K = skew(theta)
     eye = torch.eye(3, dtype=theta.dtype, device=theta.device)
-    return eye + s * K + c * (K @ K)
+    return eye + torch.sinc(a) * K + (0.5 * torch.sinc(0.5 * a) ** 2) * (K @ K)
 
 
 def inv_right_jacobian(theta: Tensor) -> Tensor:
@@ -134,6 +132,37 @@ def inv_right_jacobian(theta: Tensor) -> Tensor:
     a2 = (theta * theta).sum(-1)[..., None, None]
     eye = torch.eye(3, dtype=theta.dtype, device=theta.device)
     return eye + 0.5 * K + (1.0 / 12.0 + a2 / 720.0 + a2 * a2 / 30240.0) * (K @ K)
+
+
+class _Incidence:
+    """The signed edge-point incidence D (E, Q) of a graph, D[e, a] = 1, D[e, b] = -1, as
+    sparse matrices: D x gives every edge's difference x_a - x_b and Dᵀ f sums the edges'
+    values onto their ends, each as one product (an index gather, or a scatter with
+    index_add_, costs several times more on the few hundred edges the dynamics use)."""
+
+    def __init__(self, edges: Tensor, points: int) -> None:
+        E = edges.shape[0]
+        rows = torch.arange(E).repeat(2)
+        values = torch.cat([torch.ones(E), -torch.ones(E)]).to(torch.float64)
+        D = torch.sparse_coo_tensor(torch.stack([rows, edges.T.reshape(-1)]), values,
+                                    (E, points), check_invariants=True).coalesce().to(edges.device)
+        with warnings.catch_warnings():  # CSR is marked beta; products with it are stable
+            warnings.filterwarnings("ignore", message="Sparse CSR tensor support")
+            self.D, self.Dt = D.to_sparse_csr(), D.t().coalesce().to_sparse_csr()
+
+    @staticmethod
+    def _apply(A: Tensor, x: Tensor) -> Tensor:
+        S, n, m = x.shape  # (S, n, m) -> (S, rows of A, m)
+        y = A @ x.transpose(0, 1).reshape(n, S * m)
+        return y.view(-1, S, m).transpose(0, 1)
+
+    def diff(self, x: Tensor) -> Tensor:
+        """(S, Q, m) -> (S, E, m): x_a - x_b per edge."""
+        return self._apply(self.D, x)
+
+    def adjoint(self, f: Tensor) -> Tensor:
+        """(S, E, m) -> (S, Q, m): Dᵀ f, each edge's value added at a, subtracted at b."""
+        return self._apply(self.Dt, f)
 
 
 class LatentDynamics(nn.Module):
@@ -150,7 +179,7 @@ class LatentDynamics(nn.Module):
         self.g = torch.tensor(env.gravity, **f64)
         self.wind = torch.tensor(env.wind, **f64)
         a, b = body.edges[:, 0], body.edges[:, 1]
-        self.edge_ends = torch.cat([a, b])  # (2E,)
+        self.incidence = _Incidence(body.edges, body.shape.rest.shape[0])
         self.rest_length = (body.shape.rest[a] - body.shape.rest[b]).norm(dim=-1)  # (E,)
         self.pin_target = body.centre + body.shape.rest[body.pinned]  # (P, 3) world
         # each pin holds an equal share of the whole body's weight (a pinned region can be a
@@ -249,23 +278,49 @@ class LatentDynamics(nn.Module):
 
     def _elastic(self, p: Tensor) -> tuple[Tensor, Tensor]:
         """Body-frame spring forces on the points (S, Q, 3) and the elastic energy (S,)."""
-        a, b = self.body.edges[:, 0], self.body.edges[:, 1]
-        d = p[:, a] - p[:, b]  # (S, E, 3)
+        d = self.incidence.diff(p)  # (S, E, 3)
         length = d.norm(dim=-1).clamp_min(1e-12)
         stretch = length - self.rest_length
         energy = 0.5 * (self.body.stiffness * stretch**2).sum(-1)
         fe = (self.body.stiffness * stretch / length)[..., None] * d  # pulls a toward b
-        force = torch.zeros_like(p)
-        force.index_add_(1, self.edge_ends, torch.cat([-fe, fe], 1))  # one scatter for both
-        return force, energy
+        return -self.incidence.adjoint(fe), energy
 
     def wind_at(self, t: float | Tensor) -> Tensor:
         gust = 1.0 + self.env.gust * math.sin(2 * math.pi * GUST_HZ * float(t))
         return self.wind * gust
 
-    def _external(self, t: float | Tensor, fr: dict[str, Tensor]
+    def _contact_gains(self, fr: dict[str, Tensor], M: Tensor, mask: Tensor
+                       ) -> tuple[Tensor, Tensor]:
+        """Contact damping and the friction's viscous cap (kg/s) at the points in ``mask``
+        (S, Q), zero elsewhere: (S, Q) each.
+
+        Per unit of contact mass the damping is ``contact_damping`` of critical and the
+        viscous cap the contact rate. But a point whose effective mass, 1 / (w M⁻¹ wᵀ) with
+        w its world velocity's row in the free coordinates, is below the contact mass (a
+        light latent direction under it) would then be overdamped far beyond any affordable
+        step; there both scale by sqrt(m_eff / m_c), so that the point keeps that damping
+        ratio and time constant relative to its own, faster, contact oscillation. Vertical
+        effective mass for the damping, the lighter horizontal one for friction."""
+        s_idx, i_idx = mask.nonzero(as_tuple=True)
+        rows = fr["R"][s_idx] @ fr["W"][s_idx, i_idx]  # (c, 3, n) world rows
+        Mc = M[s_idx]
+        f = self.free
+        if not bool(f.all()):
+            rows, Mc = rows[..., f], Mc[:, f][:, :, f]
+        inv = (rows * torch.linalg.solve(Mc, rows.transpose(1, 2)).transpose(1, 2)).sum(-1)
+        inv = torch.stack([inv[:, 1], torch.maximum(inv[:, 0], inv[:, 2])], -1)  # (c, 2)
+        mc, rate = self.contact_mass, self.env.contact_rate
+        scale = (inv * mc).clamp_min(1e-300).rsqrt().clamp_max(1.0)
+        damping, viscous = torch.zeros_like(mask, dtype=M.dtype), torch.zeros_like(
+            mask, dtype=M.dtype)
+        damping[mask] = 2.0 * self.env.contact_damping * rate * mc * scale[:, 0]
+        viscous[mask] = rate * mc * scale[:, 1]
+        return damping, viscous
+
+    def _external(self, t: float | Tensor, fr: dict[str, Tensor], M: Tensor
                   ) -> tuple[Tensor, Tensor, Tensor, dict[str, Tensor]]:
-        """World forces (S, Q, 3): all of them, the dissipative part, wind; and energies."""
+        """World forces (S, Q, 3): all of them, the dissipative part, wind; and energies.
+        ``M``: the metric at this state (contact damping is sized by it)."""
         env, m = self.env, self.body.mass[None, :, None]
         x, xdot = fr["x"], fr["xdot"]
         force = m * self.g
@@ -274,18 +329,21 @@ class LatentDynamics(nn.Module):
         energies = {}
         if env.ground:
             kc = env.contact_rate**2
-            cc = 2.0 * env.contact_damping * env.contact_rate
             pen = (-x[..., 1]).clamp_min(0.0)  # (S, Q)
-            touching = (pen > 0).to(x.dtype)
+            touching = pen > 0
             mc = self.contact_mass
             spring = kc * mc * pen
-            fn = (spring - cc * mc * xdot[..., 1] * touching).clamp_min(0.0)
+            if bool(touching.any()):
+                damping, viscous = self._contact_gains(fr, M, touching)
+            else:
+                damping = viscous = torch.zeros_like(pen)
+            fn = (spring - damping * xdot[..., 1]).clamp_min(0.0)
             vt = xdot.clone()
             vt[..., 1] = 0.0
             speed = vt.norm(dim=-1).clamp_min(1e-12)
             # Coulomb friction, capped by a viscous law so that it cannot reverse the sliding
-            # within a step: |f_t| = min(mu f_n, c m |v_t|) with c the contact rate
-            ft = torch.minimum(env.friction * fn, env.contact_rate * mc * speed)
+            # within a step: |f_t| = min(mu f_n, c |v_t|), c from _contact_gains
+            ft = torch.minimum(env.friction * fn, viscous * speed)
             contact = -ft[..., None] * vt / speed[..., None]
             contact[..., 1] = fn
             force = force + contact
@@ -331,15 +389,16 @@ class LatentDynamics(nn.Module):
         wq = w[:, None, :].expand_as(p)
         bias = (torch.cross(wq, torch.cross(wq, p, dim=-1), dim=-1)
                 + 2.0 * torch.cross(wq, fr["Jqd"], dim=-1) + self.body.shape.curvature(qd))
-        force, dissipative, wind, _ = self._external(t, fr)
+        W = fr["W"]
+        M = self._mass_matrix(W)
+        force, dissipative, wind, _ = self._external(t, fr, M)
         internal, _ = self._elastic(p)
         g_body = force @ R + internal - self.body.mass[None, :, None] * bias  # (S, Q, 3)
-        W = fr["W"]
         rhs = (W.reshape(W.shape[0], -1, W.shape[-1]).transpose(1, 2)
                @ g_body.reshape(g_body.shape[0], -1, 1))[..., 0]
         damping = qd @ self.D  # (S, k)
         rhs[:, 6:] += self._bound(fr["q"])[0] - damping
-        acc = self._solve(self._mass_matrix(W), rhs)  # (S, n)
+        acc = self._solve(M, rhs)  # (S, n)
         theta_dot = (inv_right_jacobian(fr["th"]) @ w[..., None])[..., 0]
         xdot = fr["xdot"]
         p_diss = (damping * qd).sum(-1) - (dissipative * xdot).sum((-1, -2))
@@ -357,7 +416,7 @@ class LatentDynamics(nn.Module):
         out = {"kinetic": 0.5 * torch.einsum("sa,sab,sb->s", vel, M, vel),
                "gravity": -(self.body.mass[None, :, None] * fr["x"] * self.g).sum((-1, -2)),
                "elastic": self._elastic(fr["p"])[1] + self._bound(fr["q"])[1]}
-        _, _, _, extra = self._external(t, fr)
+        _, _, _, extra = self._external(t, fr, M)
         zero = torch.zeros_like(out["kinetic"])
         out["contact"], out["pin"] = extra.get("contact", zero), extra.get("pin", zero)
         *_, diss, work = self.split(y)
@@ -437,10 +496,11 @@ class LatentDynamics(nn.Module):
         (so that the step that follows reuses this evaluation)."""
         fr = self._frame(y)
         J = fr["J"]  # (S, Q, 3, k)
-        a, b = self.body.edges[:, 0], self.body.edges[:, 1]
-        d = fr["p"][:, a] - fr["p"][:, b]
+        d = self.incidence.diff(fr["p"])
         n_e = d / d.norm(dim=-1, keepdim=True).clamp_min(1e-12)
-        dl = (n_e[..., None, :] @ (J[:, a] - J[:, b]))[..., 0, :]  # (S, E, k)
+        S, Qn, _, k = J.shape
+        dJ = self.incidence.diff(J.reshape(S, Qn, 3 * k)).view(S, -1, 3, k)
+        dl = (n_e[..., None, :] @ dJ)[..., 0, :]  # (S, E, k)
         K = (dl * self.body.stiffness[None, :, None]).transpose(1, 2) @ dl
         M_all = self._mass_matrix(fr["W"])
         M = M_all[:, 6:, 6:]
@@ -458,8 +518,9 @@ class LatentDynamics(nn.Module):
 
     def _contact_step(self, fr: dict[str, Tensor], M: Tensor, base: float) -> float:
         """STABILITY / the fastest contact rate among the points on or near the ground
-        (within what they can fall in two base steps): stiffness sum_i k W_i^T y y^T W_i and
-        damping over the metric."""
+        (within what they can fall in two base steps): the larger of the stiffness's
+        frequency, sum_i k w_yi^T w_yi over the metric, and the damping's rate, the same sum
+        of the normal damping along y and of the friction's viscous cap along x and z."""
         if not self.env.ground:
             return math.inf
         x, xdot = fr["x"], fr["xdot"]
@@ -468,19 +529,22 @@ class LatentDynamics(nn.Module):
         if not bool(near.any()):
             return math.inf
         idx = torch.nonzero(self.free)[:, 0]
-        wy = (fr["R"][:, None, None, 1, :] @ fr["W"])[:, :, 0, idx]  # (S, Q, f)
+        rows = (fr["R"][:, None] @ fr["W"])[..., idx]  # (S, Q, 3, f) world rows
+        damping, viscous = self._contact_gains(fr, M, near)  # (S, Q) each
         kc = self.env.contact_rate**2 * self.contact_mass
         worst = 0.0
-        for s in range(wy.shape[0]):
-            w = wy[s][near[s]]  # (c, f)
-            K = kc * w.T @ w
+        for s in range(rows.shape[0]):
+            w = rows[s][near[s]]  # (c, 3, f)
+            wy, wt = w[:, 1], w[:, [0, 2]]  # (c, f), (c, 2, f)
+            K = kc * wy.T @ wy
+            cn, ct = damping[s][near[s]], viscous[s][near[s]]
+            C = (wy * cn[:, None]).T @ wy + torch.einsum("cif,c,cig->fg", wt, ct, wt)
             L = torch.linalg.cholesky(M[s][idx][:, idx])
             Linv = torch.linalg.inv(L)
-            worst = max(worst, float(torch.linalg.eigvalsh(Linv @ K @ Linv.T)[-1]))
-        omega = math.sqrt(max(worst, 0.0))
-        rate = self.env.contact_rate
-        damping = (2 * self.env.contact_damping + 1.0) * omega**2 / rate  # normal + friction
-        return STABILITY / max(omega, damping, 1e-9)
+            freq = math.sqrt(max(float(torch.linalg.eigvalsh(Linv @ K @ Linv.T)[-1]), 0.0))
+            decay = float(torch.linalg.eigvalsh(Linv @ C @ Linv.T)[-1])
+            worst = max(worst, freq, decay)
+        return STABILITY / max(worst, 1e-9)
 
     def initial_state(self, q: Tensor, qdot: Tensor, velocity: Tensor, spin: Tensor) -> Tensor:
         """y0 (S, 2n + 2) at rest orientation: q, q̇ (S, k); velocity, spin (3,) world."""
