@@ -269,3 +269,13 @@ def test_contact_damping_keeps_a_light_point_from_being_overdamped():
     # and the damping ratio of the light corner's own contact oscillation is the nominal
     ratio = float(damping[0, 0]) / (2 * math.sqrt(rate**2 * mc * m_eff))
     assert math.isclose(ratio, zeta, rel_tol=1e-9)
+
+
+def test_a_rollout_hands_back_ordinary_tensors():
+    """Integration runs in inference mode; nothing it returns or leaves in the module may be
+    an inference tensor (those refuse in-place updates outside that mode)."""
+    dyn, roll = run(cube_body(), Environment(ground=False), seconds=0.2)
+    for t in (roll.rotation, roll.translation, roll.q, *roll.energy.values(), dyn.R_ref):
+        assert not t.is_inference()
+    roll.q.add_(1.0)  # in-place updates work
+    dyn.R_ref.mul_(1.0)
