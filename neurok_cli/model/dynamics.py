@@ -14,7 +14,8 @@ the equations of motion (Lagrange's, in Kane's form, exact for these quasi-veloc
 
 i.e. G a + C(q, q̇) = Q with G = JᵀMJ the pull-back metric of the lumped masses. Forces f_i:
 gravity; elastic springs over a k-nearest-neighbour graph of the dynamics points (internal,
-so they act on q alone); ground contact as a penalty with damping and capped viscous friction;
+so they act on q alone); ground contact as a penalty with damping and capped viscous friction
+(the damping and the cap sized by each point's effective mass, see _contact_gains);
 pins as stiff world-space springs; wind as pressure on each point's area, all mapped to
 generalized forces by virtual work. Rayleigh damping D = α M_qq + β K_qq (at rest).
 
