@@ -14,8 +14,7 @@ the equations of motion (Lagrange's, in Kane's form, exact for these quasi-veloc
 
 i.e. G a + C(q, q̇) = Q with G = JᵀMJ the pull-back metric of the lumped masses. Forces f_i:
 gravity; elastic springs over a k-nearest-neighbour graph of the dynamics points (internal,
-so they act on q alone); ground contact as a penalty with damping and capped viscous friction
-(the damping and the cap sized by each point's effective mass, see _contact_gains);
+so they act on q alone); ground contact as a penalty with damping and capped viscous friction;
 pins as stiff world-space springs; wind as pressure on each point's area, all mapped to
 generalized forces by virtual work. Rayleigh damping D = α M_qq + β K_qq (at rest).
 
@@ -290,38 +289,9 @@ class LatentDynamics(nn.Module):
         gust = 1.0 + self.env.gust * math.sin(2 * math.pi * GUST_HZ * float(t))
         return self.wind * gust
 
-    def _contact_gains(self, fr: dict[str, Tensor], M: Tensor, mask: Tensor
-                       ) -> tuple[Tensor, Tensor]:
-        """Contact damping and the friction's viscous cap (kg/s) at the points in ``mask``
-        (S, Q), zero elsewhere: (S, Q) each.
-
-        Per unit of contact mass the damping is ``contact_damping`` of critical and the
-        viscous cap the contact rate. But a point whose effective mass, 1 / (w M⁻¹ wᵀ) with
-        w its world velocity's row in the free coordinates, is below the contact mass (a
-        light latent direction under it) would then be overdamped far beyond any affordable
-        step; there both scale by sqrt(m_eff / m_c), so that the point keeps that damping
-        ratio and time constant relative to its own, faster, contact oscillation. Vertical
-        effective mass for the damping, the lighter horizontal one for friction."""
-        s_idx, i_idx = mask.nonzero(as_tuple=True)
-        rows = fr["R"][s_idx] @ fr["W"][s_idx, i_idx]  # (c, 3, n) world rows
-        Mc = M[s_idx]
-        f = self.free
-        if not bool(f.all()):
-            rows, Mc = rows[..., f], Mc[:, f][:, :, f]
-        inv = (rows * torch.linalg.solve(Mc, rows.transpose(1, 2)).transpose(1, 2)).sum(-1)
-        inv = torch.stack([inv[:, 1], torch.maximum(inv[:, 0], inv[:, 2])], -1)  # (c, 2)
-        mc, rate = self.contact_mass, self.env.contact_rate
-        scale = (inv * mc).clamp_min(1e-300).rsqrt().clamp_max(1.0)
-        damping, viscous = torch.zeros_like(mask, dtype=M.dtype), torch.zeros_like(
-            mask, dtype=M.dtype)
-        damping[mask] = 2.0 * self.env.contact_damping * rate * mc * scale[:, 0]
-        viscous[mask] = rate * mc * scale[:, 1]
-        return damping, viscous
-
-    def _external(self, t: float | Tensor, fr: dict[str, Tensor], M: Tensor
+    def _external(self, t: float | Tensor, fr: dict[str, Tensor]
                   ) -> tuple[Tensor, Tensor, Tensor, dict[str, Tensor]]:
-        """World forces (S, Q, 3): all of them, the dissipative part, wind; and energies.
-        ``M``: the metric at this state (contact damping is sized by it)."""
+        """World forces (S, Q, 3): all of them, the dissipative part, wind; and energies."""
         env, m = self.env, self.body.mass[None, :, None]
         x, xdot = fr["x"], fr["xdot"]
         force = m * self.g
@@ -330,21 +300,18 @@ class LatentDynamics(nn.Module):
         energies = {}
         if env.ground:
             kc = env.contact_rate**2
+            cc = 2.0 * env.contact_damping * env.contact_rate
             pen = (-x[..., 1]).clamp_min(0.0)  # (S, Q)
-            touching = pen > 0
+            touching = (pen > 0).to(x.dtype)
             mc = self.contact_mass
             spring = kc * mc * pen
-            if bool(touching.any()):
-                damping, viscous = self._contact_gains(fr, M, touching)
-            else:
-                damping = viscous = torch.zeros_like(pen)
-            fn = (spring - damping * xdot[..., 1]).clamp_min(0.0)
+            fn = (spring - cc * mc * xdot[..., 1] * touching).clamp_min(0.0)
             vt = xdot.clone()
             vt[..., 1] = 0.0
             speed = vt.norm(dim=-1).clamp_min(1e-12)
             # Coulomb friction, capped by a viscous law so that it cannot reverse the sliding
-            # within a step: |f_t| = min(mu f_n, c |v_t|), c from _contact_gains
-            ft = torch.minimum(env.friction * fn, viscous * speed)
+            # within a step: |f_t| = min(mu f_n, c m |v_t|) with c the contact rate
+            ft = torch.minimum(env.friction * fn, env.contact_rate * mc * speed)
             contact = -ft[..., None] * vt / speed[..., None]
             contact[..., 1] = fn
             force = force + contact
@@ -392,7 +359,7 @@ class LatentDynamics(nn.Module):
         bias = torch.cross(wq, fr["u"] + fr["Jqd"], dim=-1) + self.body.shape.curvature(qd)
         W = fr["W"]
         M = self._mass_matrix(W)
-        force, dissipative, wind, _ = self._external(t, fr, M)
+        force, dissipative, wind, _ = self._external(t, fr)
         internal, _ = self._elastic(p)
         g_body = force @ R + internal - self.body.mass[None, :, None] * bias  # (S, Q, 3)
         rhs = (W.reshape(W.shape[0], -1, W.shape[-1]).transpose(1, 2)
@@ -417,7 +384,7 @@ class LatentDynamics(nn.Module):
         out = {"kinetic": 0.5 * torch.einsum("sa,sab,sb->s", vel, M, vel),
                "gravity": -(self.body.mass[None, :, None] * fr["x"] * self.g).sum((-1, -2)),
                "elastic": self._elastic(fr["p"])[1] + self._bound(fr["q"])[1]}
-        _, _, _, extra = self._external(t, fr, M)
+        _, _, _, extra = self._external(t, fr)
         zero = torch.zeros_like(out["kinetic"])
         out["contact"], out["pin"] = extra.get("contact", zero), extra.get("pin", zero)
         *_, diss, work = self.split(y)
@@ -519,9 +486,8 @@ class LatentDynamics(nn.Module):
 
     def _contact_step(self, fr: dict[str, Tensor], M: Tensor, base: float) -> float:
         """STABILITY / the fastest contact rate among the points on or near the ground
-        (within what they can fall in two base steps): the larger of the stiffness's
-        frequency, sum_i k w_yi^T w_yi over the metric, and the damping's rate, the same sum
-        of the normal damping along y and of the friction's viscous cap along x and z."""
+        (within what they can fall in two base steps): stiffness sum_i k W_i^T y y^T W_i and
+        damping over the metric."""
         if not self.env.ground:
             return math.inf
         x, xdot = fr["x"], fr["xdot"]
@@ -530,22 +496,19 @@ class LatentDynamics(nn.Module):
         if not bool(near.any()):
             return math.inf
         idx = torch.nonzero(self.free)[:, 0]
-        rows = (fr["R"][:, None] @ fr["W"])[..., idx]  # (S, Q, 3, f) world rows
-        damping, viscous = self._contact_gains(fr, M, near)  # (S, Q) each
+        wy = (fr["R"][:, None, None, 1, :] @ fr["W"])[:, :, 0, idx]  # (S, Q, f)
         kc = self.env.contact_rate**2 * self.contact_mass
         worst = 0.0
-        for s in range(rows.shape[0]):
-            w = rows[s][near[s]]  # (c, 3, f)
-            wy, wt = w[:, 1], w[:, [0, 2]]  # (c, f), (c, 2, f)
-            K = kc * wy.T @ wy
-            cn, ct = damping[s][near[s]], viscous[s][near[s]]
-            C = (wy * cn[:, None]).T @ wy + torch.einsum("cif,c,cig->fg", wt, ct, wt)
+        for s in range(wy.shape[0]):
+            w = wy[s][near[s]]  # (c, f)
+            K = kc * w.T @ w
             L = torch.linalg.cholesky(M[s][idx][:, idx])
             Linv = torch.linalg.inv(L)
-            freq = math.sqrt(max(float(torch.linalg.eigvalsh(Linv @ K @ Linv.T)[-1]), 0.0))
-            decay = float(torch.linalg.eigvalsh(Linv @ C @ Linv.T)[-1])
-            worst = max(worst, freq, decay)
-        return STABILITY / max(worst, 1e-9)
+            worst = max(worst, float(torch.linalg.eigvalsh(Linv @ K @ Linv.T)[-1]))
+        omega = math.sqrt(max(worst, 0.0))
+        rate = self.env.contact_rate
+        damping = (2 * self.env.contact_damping + 1.0) * omega**2 / rate  # normal + friction
+        return STABILITY / max(omega, damping, 1e-9)
 
     def initial_state(self, q: Tensor, qdot: Tensor, velocity: Tensor, spin: Tensor) -> Tensor:
         """y0 (S, 2n + 2) at rest orientation: q, q̇ (S, k); velocity, spin (3,) world."""

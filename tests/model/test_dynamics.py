@@ -237,40 +237,6 @@ def test_edge_incidence_matches_gather_and_scatter():
     assert torch.allclose(dyn.incidence.adjoint(f), expected, atol=1e-12)
 
 
-def test_contact_damping_keeps_a_light_point_from_being_overdamped():
-    """A latent direction that moves one bottom corner alone makes that corner light: its
-    contact damping and friction cap scale down by sqrt(m_eff / m_c), so its damping ratio
-    stays the nominal one; a point of the rigid body keeps the per-contact-mass values."""
-    body = cube_body(height=0.25)
-    A = body.shape.linear.clone()
-    A[:, :, 2] = 0.0
-    A[0, 1, 2] = 1.0  # corner 0 (the bottom, x = z = -side/2) moves up and down alone
-    body = dataclasses.replace(body, shape=ReducedShape(body.shape.rest, A,
-                                                        body.shape.quadratic))
-    env = Environment(ground=True)
-    dyn = LatentDynamics(body, env)
-    y = dyn.initial_state(torch.zeros(1, 3, dtype=F64), torch.zeros(1, 3, dtype=F64),
-                          torch.zeros(3, dtype=F64), torch.zeros(3, dtype=F64))
-    fr = dyn._frame(y)
-    M = dyn._mass_matrix(fr["W"])
-    mask = torch.zeros(1, 27, dtype=torch.bool)
-    mask[0, 0] = mask[0, 13] = True  # the light corner and the centre point
-    damping, viscous = dyn._contact_gains(fr, M, mask)
-    mc, rate, zeta = dyn.contact_mass, env.contact_rate, env.contact_damping
-    rows = fr["R"][0] @ fr["W"][0, 0]  # (3, n)
-    m_eff = 1.0 / float(rows[1] @ torch.linalg.solve(M[0], rows[1]))
-    assert m_eff < mc  # the corner's own coordinate is light
-    assert math.isclose(float(damping[0, 0]), 2 * zeta * rate * math.sqrt(mc * m_eff),
-                        rel_tol=1e-9)
-    # the centre point moves with the frame only: heavier than the contact mass
-    assert math.isclose(float(damping[0, 13]), 2 * zeta * rate * mc, rel_tol=1e-12)
-    assert math.isclose(float(viscous[0, 13]), rate * mc, rel_tol=1e-12)
-    assert float(damping[0, 1:13].abs().max()) == 0.0  # outside the mask: nothing
-    # and the damping ratio of the light corner's own contact oscillation is the nominal
-    ratio = float(damping[0, 0]) / (2 * math.sqrt(rate**2 * mc * m_eff))
-    assert math.isclose(ratio, zeta, rel_tol=1e-9)
-
-
 def test_a_rollout_hands_back_ordinary_tensors():
     """Integration runs in inference mode; nothing it returns or leaves in the module may be
     an inference tensor (those refuse in-place updates outside that mode)."""
