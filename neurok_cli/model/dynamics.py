@@ -357,16 +357,15 @@ class LatentDynamics(nn.Module):
         # ω×(ω×p) + 2 ω×(J q̇) = ω×(u + J q̇) with u = ω×p + J q̇: one cross product
         wq = w[:, None, :].expand_as(p)
         bias = torch.cross(wq, fr["u"] + fr["Jqd"], dim=-1) + self.body.shape.curvature(qd)
-        W = fr["W"]
-        M = self._mass_matrix(W)
         force, dissipative, wind, _ = self._external(t, fr)
         internal, _ = self._elastic(p)
         g_body = force @ R + internal - self.body.mass[None, :, None] * bias  # (S, Q, 3)
+        W = fr["W"]
         rhs = (W.reshape(W.shape[0], -1, W.shape[-1]).transpose(1, 2)
                @ g_body.reshape(g_body.shape[0], -1, 1))[..., 0]
         damping = qd @ self.D  # (S, k)
         rhs[:, 6:] += self._bound(fr["q"])[0] - damping
-        acc = self._solve(M, rhs)  # (S, n)
+        acc = self._solve(self._mass_matrix(W), rhs)  # (S, n)
         theta_dot = (inv_right_jacobian(fr["th"]) @ w[..., None])[..., 0]
         xdot = fr["xdot"]
         p_diss = (damping * qd).sum(-1) - (dissipative * xdot).sum((-1, -2))
