@@ -429,8 +429,9 @@ class LatentDynamics(nn.Module):
         """The fastest pin oscillation (1/s) at rest: sqrt of the largest eigenvalue of
         M^-1 K_pin over the free coordinates, K_pin = sum_i k_i W_i^T W_i (the pins weigh
         the whole body, so this is far above the per-unit-mass pin rate)."""
-        y = self.initial_state(torch.zeros(1, self.k, dtype=torch.float64),
-                               torch.zeros(1, self.k, dtype=torch.float64),
+        S = self.R_ref.shape[0]  # one row per motion: the frame is built for all of them
+        y = self.initial_state(torch.zeros(S, self.k, dtype=torch.float64),
+                               torch.zeros(S, self.k, dtype=torch.float64),
                                torch.zeros(3, dtype=torch.float64),
                                torch.zeros(3, dtype=torch.float64))
         W_all = self._frame(y)["W"]
