@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from typer.exceptions import TyperException
 
 from ..errors import NeurokError
 
@@ -28,7 +30,8 @@ err = Console(stderr=True, highlight=False)
 
 
 def guarded(fn: F) -> F:
-    """Turn library errors into one line on stderr and exit status 1 (no traceback)."""
+    """Turn library errors into one line on stderr and exit status 1, and anything else
+    (a bug) into one line and exit status 2; no traceback unless NEUROK_TRACEBACK is set."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -40,6 +43,15 @@ def guarded(fn: F) -> F:
         except KeyboardInterrupt:
             sys.stderr.write("neurok: interrupted\n")
             raise typer.Exit(130) from None
+        except (typer.Exit, typer.Abort, TyperException):  # the command line's own
+            raise
+        except Exception as e:  # a bug, not the input: one line, the traceback on request
+            if os.environ.get("NEUROK_TRACEBACK"):
+                raise
+            text = " ".join(str(e).split())[:300]
+            sys.stderr.write(f"neurok: internal error: {type(e).__name__}: {text} (please "
+                             "report it; NEUROK_TRACEBACK=1 shows where it happened)\n")
+            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
 

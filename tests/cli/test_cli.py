@@ -118,3 +118,21 @@ def test_console_script_runs_as_a_process(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 1
     assert proc.stderr.strip() == f"neurok: error: {tmp_path / 'x.obj'}: no such file"
+
+
+def test_a_bug_is_one_line_and_exit_status_2_and_its_traceback_on_request(monkeypatch):
+    import neurok_cli.animate
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(neurok_cli.animate, "animate", broken)
+    args = ["animate", str(asset_path("spot")), "-o", "x.glb"]
+    result = _run(*args)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert lines == ["neurok: internal error: RuntimeError: boom second line (please report it; "
+                     "NEUROK_TRACEBACK=1 shows where it happened)"]
+    monkeypatch.setenv("NEUROK_TRACEBACK", "1")
+    result = _run(*args)
+    assert isinstance(result.exception, RuntimeError)
