@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
@@ -117,21 +118,38 @@ def skew(v: Tensor) -> Tensor:
     return (v @ _SKEW.to(dtype=v.dtype, device=v.device)).view(*v.shape[:-1], 3, 3)
 
 
-def exp_so3(theta: Tensor) -> Tensor:
+class _Skew(NamedTuple):
+    """What the maps of a rotation vector θ share: [θ]x, [θ]x² and |θ|² (..., 1, 1)."""
+
+    K: Tensor
+    K2: Tensor
+    a2: Tensor
+    eye: Tensor
+
+    @classmethod
+    def of(cls, theta: Tensor) -> _Skew:
+        K = skew(theta)
+        return cls(K, K @ K, (theta * theta).sum(-1)[..., None, None], _EYE3.to(theta))
+
+
+_EYE3 = torch.eye(3, dtype=torch.float64)
+_UP = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)
+_HORIZONTAL = torch.tensor([1.0, 0.0, 1.0], dtype=torch.float64)
+
+
+def exp_so3(theta: Tensor, sk: _Skew | None = None) -> Tensor:
     """Rotation vectors (..., 3) -> rotation matrices (..., 3, 3) (Rodrigues; exact at 0)."""
     # sin(a)/a = sinc(a/pi) and (1 - cos a)/a^2 = sinc(a/2pi)^2 / 2: no branch at a = 0
+    sk = sk or _Skew.of(theta)
     a = theta.norm(dim=-1)[..., None, None] / math.pi
-    K = skew(theta)
-    eye = torch.eye(3, dtype=theta.dtype, device=theta.device)
-    return eye + torch.sinc(a) * K + (0.5 * torch.sinc(0.5 * a) ** 2) * (K @ K)
+    return sk.eye + torch.sinc(a) * sk.K + (0.5 * torch.sinc(0.5 * a) ** 2) * sk.K2
 
 
-def inv_right_jacobian(theta: Tensor) -> Tensor:
+def inv_right_jacobian(theta: Tensor, sk: _Skew | None = None) -> Tensor:
     """J_r(θ)⁻¹ (..., 3, 3): θ̇ = J_r⁻¹ ω for body angular velocity ω (series, |θ| < 1)."""
-    K = skew(theta)
-    a2 = (theta * theta).sum(-1)[..., None, None]
-    eye = torch.eye(3, dtype=theta.dtype, device=theta.device)
-    return eye + 0.5 * K + (1.0 / 12.0 + a2 / 720.0 + a2 * a2 / 30240.0) * (K @ K)
+    sk = sk or _Skew.of(theta)
+    a2 = sk.a2
+    return sk.eye + 0.5 * sk.K + (1.0 / 12.0 + a2 / 720.0 + a2 * a2 / 30240.0) * sk.K2
 
 
 class _Incidence:
@@ -193,6 +211,13 @@ class LatentDynamics(nn.Module):
         self.free = torch.ones(6 + self.k, dtype=torch.bool)
         if body.clamped:
             self.free[:6] = False
+        # fixed for the run: asked once here rather than on every evaluation
+        self._all_free, self._pins = bool(self.free.all()), bool(body.pinned.any())
+        self._windy = bool(self.wind.any())
+        self._mass1 = body.mass[None, :, None]  # (1, Q, 1)
+        self._mass3 = body.mass.repeat_interleave(3)[None, :, None]  # (1, Q 3, 1)
+        self._weight = body.mass[:, None] * self.g  # (Q, 3) gravity on each point
+        self._pin_index = torch.nonzero(body.pinned)[:, 0]
         self.mass_total = float(body.mass.sum())
         # Rayleigh damping from the metric and the elastic Hessian at rest
         A = body.shape.linear  # (Q, 3, k)
@@ -230,13 +255,14 @@ class LatentDynamics(nn.Module):
         sizes = (3, 3, k, 3, 3, k, 1, 1)
         return torch.split(y, sizes, dim=-1)
 
-    def rotation(self, theta: Tensor) -> Tensor:
-        return self.R_ref @ exp_so3(theta)
+    def rotation(self, theta: Tensor, sk: _Skew | None = None) -> Tensor:
+        return self.R_ref @ exp_so3(theta, sk)
 
     def _frame(self, y: Tensor) -> dict[str, Tensor]:
         """Positions, velocities and the body-frame W = [Rᵀ, -[p]x, J] of every point."""
         r, th, q, v, w, qd, _, _ = self.split(y)
-        R = self.rotation(th)  # (S, 3, 3)
+        sk = _Skew.of(th)
+        R = self.rotation(th, sk)  # (S, 3, 3)
         shape = self.body.shape
         p = shape.positions(q)  # (S, Q, 3)
         J = shape.jacobian(q)  # (S, Q, 3, k)
@@ -249,52 +275,54 @@ class LatentDynamics(nn.Module):
         Rt = R.transpose(1, 2)[:, None].expand(S, Qn, 3, 3)
         W = torch.cat([Rt, -skew(p), J], dim=-1)  # (S, Q, 3, n)
         return {"R": R, "p": p, "J": J, "Jqd": Jqd, "u": u, "x": x, "xdot": xdot, "W": W,
-                "q": q, "qd": qd, "v": v, "w": w, "th": th}
+                "q": q, "qd": qd, "v": v, "w": w, "th": th, "skew": sk}
 
     def _mass_matrix(self, W: Tensor) -> Tensor:
         S, n = W.shape[0], W.shape[-1]
         Wf = W.reshape(S, -1, n)  # (S, Q 3, n)
-        M = (Wf * self.body.mass.repeat_interleave(3)[None, :, None]).transpose(1, 2) @ Wf
+        M = (Wf * self._mass3).transpose(1, 2) @ Wf
         M[:, 6:, 6:] += self.latent_inertia
         return M
 
     def _solve(self, M: Tensor, rhs: Tensor) -> Tensor:
         """M^-1 rhs over the free coordinates (the others stay still)."""
-        if bool(self.free.all()):
+        if self._all_free:
             return torch.linalg.solve(M, rhs)
         f = self.free
         out = torch.zeros_like(rhs)
         out[:, f] = torch.linalg.solve(M[:, f][:, :, f], rhs[:, f])
         return out
 
-    def _bound(self, q: Tensor) -> tuple[Tensor, Tensor]:
+    def _bound(self, q: Tensor, energy: bool = False) -> tuple[Tensor, Tensor | None]:
         """The latent bound: each reduced coordinate beyond ±q_radius (the region the decoder
         fit covers; the prior is N(0, I) there) meets a spring of frequency BOUND_RATE x the
-        fastest elastic mode. Returns the generalized force (S, k) and its energy (S,)."""
-        excess = q.abs() - self.q_radius
-        outside = excess.clamp_min(0.0)
+        fastest elastic mode. Returns the generalized force (S, k) and, if asked, its
+        energy (S,)."""
+        outside = (q.abs() - self.q_radius).clamp_min(0.0)
         force = -self.bound_stiffness * outside * torch.sign(q)
-        return force, 0.5 * (self.bound_stiffness * outside**2).sum(-1)
+        return force, 0.5 * (self.bound_stiffness * outside**2).sum(-1) if energy else None
 
-    def _elastic(self, p: Tensor) -> tuple[Tensor, Tensor]:
-        """Body-frame spring forces on the points (S, Q, 3) and the elastic energy (S,)."""
+    def _elastic(self, p: Tensor, energy: bool = False) -> tuple[Tensor, Tensor | None]:
+        """Body-frame spring forces on the points (S, Q, 3) and, if asked, the elastic
+        energy (S,)."""
         d = self.incidence.diff(p)  # (S, E, 3)
         length = d.norm(dim=-1).clamp_min(1e-12)
         stretch = length - self.rest_length
-        energy = 0.5 * (self.body.stiffness * stretch**2).sum(-1)
         fe = (self.body.stiffness * stretch / length)[..., None] * d  # pulls a toward b
-        return -self.incidence.adjoint(fe), energy
+        e = 0.5 * (self.body.stiffness * stretch**2).sum(-1) if energy else None
+        return -self.incidence.adjoint(fe), e
 
     def wind_at(self, t: float | Tensor) -> Tensor:
         gust = 1.0 + self.env.gust * math.sin(2 * math.pi * GUST_HZ * float(t))
         return self.wind * gust
 
-    def _external(self, t: float | Tensor, fr: dict[str, Tensor]
+    def _external(self, t: float | Tensor, fr: dict[str, Tensor], energy: bool = False
                   ) -> tuple[Tensor, Tensor, Tensor, dict[str, Tensor]]:
-        """World forces (S, Q, 3): all of them, the dissipative part, wind; and energies."""
-        env, m = self.env, self.body.mass[None, :, None]
+        """World forces (S, Q, 3): all of them, the dissipative part, wind; and, if asked,
+        the contact and pin energies."""
+        env = self.env
         x, xdot = fr["x"], fr["xdot"]
-        force = m * self.g
+        force = self._weight.expand_as(x)
         dissipative = torch.zeros_like(x)
         wind = torch.zeros_like(x)
         energies = {}
@@ -302,34 +330,31 @@ class LatentDynamics(nn.Module):
             kc = env.contact_rate**2
             cc = 2.0 * env.contact_damping * env.contact_rate
             pen = (-x[..., 1]).clamp_min(0.0)  # (S, Q)
-            touching = (pen > 0).to(x.dtype)
             mc = self.contact_mass
             spring = kc * mc * pen
-            fn = (spring - cc * mc * xdot[..., 1] * touching).clamp_min(0.0)
-            vt = xdot.clone()
-            vt[..., 1] = 0.0
+            damper = torch.where(pen > 0, cc * mc * xdot[..., 1], 0.0)
+            fn = (spring - damper).clamp_min(0.0)
+            up = _UP.to(xdot)
+            vt = xdot * _HORIZONTAL.to(xdot)
             speed = vt.norm(dim=-1).clamp_min(1e-12)
             # Coulomb friction, capped by a viscous law so that it cannot reverse the sliding
             # within a step: |f_t| = min(mu f_n, c m |v_t|) with c the contact rate
             ft = torch.minimum(env.friction * fn, env.contact_rate * mc * speed)
-            contact = -ft[..., None] * vt / speed[..., None]
-            contact[..., 1] = fn
-            force = force + contact
-            dissipative = contact.clone()
-            dissipative[..., 1] = fn - spring
-            energies["contact"] = 0.5 * kc * mc * (pen**2).sum(-1)
-        if self.body.pinned.any():
+            friction = (-ft / speed)[..., None] * vt
+            force = force + friction + fn[..., None] * up
+            dissipative = friction + (fn - spring)[..., None] * up
+            if energy:
+                energies["contact"] = 0.5 * kc * mc * (pen**2).sum(-1)
+        if self._pins:
             kp, cp = self.env.pin_rate**2, self.pin_damping
-            pm = self.pin_mass[None, :, None]
-            err = x[:, self.body.pinned] - self.pin_target
-            damp = -cp * pm * xdot[:, self.body.pinned]
-            pin = torch.zeros_like(x)
-            pin[:, self.body.pinned] = -kp * pm * err + damp
-            force = force + pin
-            dissipative = dissipative.clone()
-            dissipative[:, self.body.pinned] += damp
-            energies["pin"] = 0.5 * kp * (pm * err**2).sum((-1, -2))
-        if bool(self.wind.any()):
+            pm, idx = self.pin_mass[None, :, None], self._pin_index
+            err = x[:, idx] - self.pin_target
+            damp = -cp * pm * xdot[:, idx]
+            force = force.index_add(1, idx, -kp * pm * err + damp)
+            dissipative = dissipative.index_add(1, idx, damp)
+            if energy:
+                energies["pin"] = 0.5 * kp * (pm * err**2).sum((-1, -2))
+        if self._windy:
             normal = self.body.normals @ fr["R"].transpose(1, 2)  # (S, Q, 3) world
             rel = self.wind_at(t) - xdot
             vn = (rel * normal).sum(-1)
@@ -346,27 +371,31 @@ class LatentDynamics(nn.Module):
         memo = self._memo
         if memo is not None and float(t) == memo[0] and torch.equal(y, memo[1]):
             return memo[2].clone()
-        out = self._rhs(t, y)
+        return self._evaluate(t, y)
+
+    def _evaluate(self, t: Tensor, y: Tensor, fr: dict[str, Tensor] | None = None) -> Tensor:
+        """dy/dt at (t, y), remembered for the next call at the same point; ``fr``: the
+        frame of y when the caller has it already."""
+        out = self._rhs(t, y, self._frame(y) if fr is None else fr)
         self._memo = (float(t), y.detach().clone(), out)
         return out
 
-    def _rhs(self, t: Tensor, y: Tensor) -> Tensor:
+    def _rhs(self, t: Tensor, y: Tensor, fr: dict[str, Tensor]) -> Tensor:
         self.evaluations += 1
-        fr = self._frame(y)
         R, p, qd, w = fr["R"], fr["p"], fr["qd"], fr["w"]
         # ω×(ω×p) + 2 ω×(J q̇) = ω×(u + J q̇) with u = ω×p + J q̇: one cross product
         wq = w[:, None, :].expand_as(p)
         bias = torch.cross(wq, fr["u"] + fr["Jqd"], dim=-1) + self.body.shape.curvature(qd)
         force, dissipative, wind, _ = self._external(t, fr)
         internal, _ = self._elastic(p)
-        g_body = force @ R + internal - self.body.mass[None, :, None] * bias  # (S, Q, 3)
+        g_body = force @ R + internal - self._mass1 * bias  # (S, Q, 3)
         W = fr["W"]
         rhs = (W.reshape(W.shape[0], -1, W.shape[-1]).transpose(1, 2)
                @ g_body.reshape(g_body.shape[0], -1, 1))[..., 0]
         damping = qd @ self.D  # (S, k)
         rhs[:, 6:] += self._bound(fr["q"])[0] - damping
         acc = self._solve(self._mass_matrix(W), rhs)  # (S, n)
-        theta_dot = (inv_right_jacobian(fr["th"]) @ w[..., None])[..., 0]
+        theta_dot = (inv_right_jacobian(fr["th"], fr["skew"]) @ w[..., None])[..., 0]
         xdot = fr["xdot"]
         p_diss = (damping * qd).sum(-1) - (dissipative * xdot).sum((-1, -2))
         p_work = (wind * xdot).sum((-1, -2))
@@ -382,8 +411,8 @@ class LatentDynamics(nn.Module):
         M = self._mass_matrix(fr["W"])
         out = {"kinetic": 0.5 * torch.einsum("sa,sab,sb->s", vel, M, vel),
                "gravity": -(self.body.mass[None, :, None] * fr["x"] * self.g).sum((-1, -2)),
-               "elastic": self._elastic(fr["p"])[1] + self._bound(fr["q"])[1]}
-        _, _, _, extra = self._external(t, fr)
+               "elastic": self._elastic(fr["p"], True)[1] + self._bound(fr["q"], True)[1]}
+        _, _, _, extra = self._external(t, fr, energy=True)
         zero = torch.zeros_like(out["kinetic"])
         out["contact"], out["pin"] = extra.get("contact", zero), extra.get("pin", zero)
         *_, diss, work = self.split(y)
@@ -478,7 +507,7 @@ class LatentDynamics(nn.Module):
         omega = float(lam.max().clamp_min(0.0).sqrt())
         # |q̇| h + ½ |q̈| h² <= stride for every coordinate
         stride = MAX_STRIDE * self.q_radius
-        qdd = self.forward(torch.tensor(t, dtype=y.dtype), y)[:, 12 + self.k: 12 + 2 * self.k]
+        qdd = self._evaluate(torch.tensor(t, dtype=y.dtype), y, fr)[:, 12 + self.k: 12 + 2 * self.k]
         speed, acc = fr["qd"].abs(), qdd.abs()
         h = 2 * stride / (speed + (speed**2 + 2 * acc * stride).sqrt()).clamp_min(1e-300)
         follow = max(ACCURACY / max(omega, 1e-9), min(MIN_STEP, STABILITY / max(omega, 1e-9)))
