@@ -108,6 +108,15 @@ def _knn_edges(points: np.ndarray, k: int) -> np.ndarray:
     return np.array(sorted(pairs), np.int64).reshape(-1, 2)
 
 
+def spans_plane(points: np.ndarray, flat: float = 0.05) -> bool:
+    """Whether points (P, 3) hold a rigid body still: three or more, not all near one line
+    (the second principal extent above ``flat`` x the first)."""
+    if len(points) < 3:
+        return False
+    s = np.linalg.svd(points - points.mean(0), compute_uv=False)
+    return bool(s[1] > flat * s[0])
+
+
 def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Mass-weighted translation (S, 3) and small rotation (S, 3) about the points' centre of
@@ -252,9 +261,11 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     f64 = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
     mass_t, rest_t = f64(mass), f64(rest_body)
     pinned_dyn = pinned_v[dyn_idx]
-    # a pinned beam is clamped: its frame is held and the deformation is measured from the
-    # clamp; anything else floats, its deformation measured from its mean axes
-    clamped = cfg.category == "beam" and bool(pinned_dyn.any())
+    # a pinned beam, or anything pinned over a patch (points not all on one line), is
+    # clamped: its frame is held and the deformation is measured from the clamp; anything
+    # else floats, its deformation measured from its mean axes (a flag on its pole swings)
+    clamped = bool(pinned_dyn.any()) and (cfg.category == "beam"
+                                          or spans_plane(rest_body[pinned_dyn]))
     ref = np.flatnonzero(pinned_dyn) if clamped else np.arange(len(dyn_idx))
 
     def displacement(q: torch.Tensor, at: np.ndarray) -> torch.Tensor:

@@ -540,15 +540,23 @@ class LatentDynamics(nn.Module):
         return STABILITY / max(omega, damping, 1e-9)
 
     def initial_state(self, q: Tensor, qdot: Tensor, velocity: Tensor, spin: Tensor) -> Tensor:
-        """y0 (S, 2n + 2) at rest orientation: q, q̇ (S, k); velocity, spin (3,) world."""
+        """y0 (S, 2n + 2) at rest orientation: q, q̇ (S, k); velocity, spin (3,) world. A held
+        frame does not move: a clamped body's start velocity field v + spin x (x - centre)
+        is given to its deformation as a kick at the start (booked as work)."""
         S = q.shape[0]
         zeros3 = torch.zeros(S, 3, dtype=torch.float64)
         v = velocity.expand(S, 3).to(torch.float64)
         w = (spin.to(torch.float64) @ self.R_ref[0]).expand(S, 3)  # body frame
-        if self.body.clamped:  # a held frame does not move
-            v, w = torch.zeros_like(v), torch.zeros_like(w)
-        return torch.cat([zeros3, zeros3, q, v, w, qdot, torch.zeros(S, 2, dtype=torch.float64)],
-                         -1)
+        if not self.body.clamped:
+            return torch.cat([zeros3, zeros3, q, v, w, qdot,
+                              torch.zeros(S, 2, dtype=torch.float64)], -1)
+        y = torch.cat([zeros3, zeros3, q, zeros3, zeros3, qdot,
+                       torch.zeros(S, 2, dtype=torch.float64)], -1)
+        if not (bool(velocity.any()) or bool(spin.any())):
+            return y
+        arm = self._frame(y)["x"][0] - self.body.centre  # (Q, 3) world, at the start shape
+        field = velocity.to(arm) + torch.cross(spin.to(arm).expand_as(arm), arm, dim=-1)
+        return self.kick(y, torch.ones(len(arm), dtype=torch.bool), field)
 
 
 def integrate(func: nn.Module, y: Tensor, t0: float, t1: float, *, method: str = "rk4",

@@ -8,7 +8,7 @@ import trimesh
 
 from neurok_cli.animate import PRESETS, Overrides, preset_conditions, resolve_weights
 from neurok_cli.errors import InputError, UsageError
-from neurok_cli.motion import auto_category, open_boundary
+from neurok_cli.motion import auto_category, open_boundary, spans_plane
 from neurok_cli.sim.conditions import Impulse
 
 
@@ -25,6 +25,16 @@ def test_material_from_geometry():
     # a solid with one small hole is still a solid
     holed = trimesh.Trimesh(ball.vertices, ball.faces[1:])
     assert auto_category(holed.vertices, holed.faces) == "soft"
+
+
+def test_pins_over_a_patch_hold_the_frame_and_pins_on_a_line_let_it_swing():
+    line = np.stack([np.zeros(5), np.linspace(0, 1, 5), np.zeros(5)], 1)  # a flag's pole
+    patch = np.array([[0, 0, 0], [1, 0, 0], [0, 0, 1], [1, 0, 1.0]])  # a chair's feet
+    assert not spans_plane(line)
+    zigzag = np.array([0.001, 0.0, 0.0]) * (np.arange(5) % 2)[:, None]  # 1 mm off a 1 m line
+    assert not spans_plane(line + zigzag)
+    assert spans_plane(patch)
+    assert not spans_plane(patch[:2])
 
 
 @pytest.mark.parametrize("preset", PRESETS)

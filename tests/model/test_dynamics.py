@@ -165,6 +165,23 @@ def test_several_motions_of_a_pinned_body_are_each_its_own_motion():
         assert torch.allclose(together.q[:, s], alone.q[:, 0], atol=1e-4)
 
 
+def test_a_clamped_frame_stays_put_and_its_start_velocity_goes_to_the_deformation():
+    pinned = torch.zeros(27, dtype=torch.bool)
+    pinned[:9] = True  # the x = -side/2 face holds the frame
+    body = dataclasses.replace(cube_body(pinned=pinned, stiffness=5000.0), clamped=True)
+    env = Environment(ground=False, pin_rate=300.0)
+    dyn, roll = run(body, env, seconds=1.0, q0=(0, 0, 0), spin=(0.0, 0.0, 2.0))
+    assert float(roll.translation.abs().max()) == 0.0
+    assert torch.equal(roll.rotation, torch.eye(3, dtype=F64).expand_as(roll.rotation))
+    assert float(roll.q.abs().max()) > 1e-3  # the start velocity moved the deformation
+    work = roll.energy["work"][:, 0]
+    assert float(work[0]) > 0 and torch.allclose(work, work[0].expand_as(work))  # booked once
+    assert torch.allclose(roll.energy["kinetic"][0, 0], work[0])  # all of it kinetic at 0
+    still = dyn.initial_state(torch.zeros(1, 3, dtype=F64), torch.zeros(1, 3, dtype=F64),
+                              torch.zeros(3, dtype=F64), torch.zeros(3, dtype=F64))
+    assert float(still.abs().max()) == 0.0
+
+
 def test_a_kick_adds_the_work_it_books():
     body = cube_body()
     env = Environment(gravity=(0.0, 0.0, 0.0), ground=False)
