@@ -479,8 +479,10 @@ class LatentDynamics(nn.Module):
         dissipative rate (contact, pins, damping), which only has to stay stable."""
         omega = self.elastic_rate()
         fast = [self.env.beta * omega**2 + self.env.alpha]
-        if bool(self.body.pinned.any()):
-            fast += [2.0 * self.pin_omega]
+        if self._pins:
+            # the pins' damping is critical for their fastest mode (rate 2 omega, but both
+            # eigenvalues at -omega) and lighter for the slower ones: omega bounds them all
+            fast += [self.pin_omega]
         # accuracy for the slow modes; a mode too fast to follow at MIN_STEP is only kept
         # stable (RK4 then damps it numerically, as a real material's damping would)
         follow = max(accuracy / max(omega, 1e-9), min(MIN_STEP, STABILITY / max(omega, 1e-9)))
