@@ -117,6 +117,18 @@ def spans_plane(points: np.ndarray, flat: float = 0.05) -> bool:
     return bool(s[1] > flat * s[0])
 
 
+def holds_frame(category: str, pinned: np.ndarray) -> bool:
+    """Whether pins at the points ``pinned`` (P, 3) clamp a body of ``category``: its frame
+    is then held and its deformation measured from the clamp. A pinned beam, or a solid
+    pinned over a patch, is clamped; anything else floats, its deformation measured from its
+    mean axes: a flag swings about its pole, and a sheet held at an arc or a patch bends at
+    it and swings (the engine's discs pinned at x<0.03 do: clamped, their rollout errors grew
+    from 0.13-0.31 to 0.25-0.49)."""
+    if len(pinned) == 0:
+        return False
+    return category == "beam" or (category == "soft" and spans_plane(pinned))
+
+
 def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Mass-weighted translation (S, 3) and small rotation (S, 3) about the points' centre of
@@ -261,13 +273,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     f64 = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
     mass_t, rest_t = f64(mass), f64(rest_body)
     pinned_dyn = pinned_v[dyn_idx]
-    # a pinned beam, or a solid pinned over a patch (points not all on one line), is
-    # clamped: its frame is held and the deformation is measured from the clamp; anything
-    # else floats, its deformation measured from its mean axes: a flag swings about its
-    # pole, and a sheet held at an arc or a patch bends at it and swings (the engine's discs
-    # pinned at x<0.03 do: clamped, their rollout error grew from 0.13-0.31 to 0.25-0.49)
-    clamped = bool(pinned_dyn.any()) and (
-        cfg.category == "beam" or (cfg.category == "soft" and spans_plane(rest_body[pinned_dyn])))
+    clamped = holds_frame(cfg.category, rest_body[pinned_dyn])
     ref = np.flatnonzero(pinned_dyn) if clamped else np.arange(len(dyn_idx))
 
     def displacement(q: torch.Tensor, at: np.ndarray) -> torch.Tensor:

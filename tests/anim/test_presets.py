@@ -8,7 +8,7 @@ import trimesh
 
 from neurok_cli.animate import PRESETS, Overrides, preset_conditions, resolve_weights
 from neurok_cli.errors import InputError, UsageError
-from neurok_cli.motion import auto_category, open_boundary, spans_plane
+from neurok_cli.motion import auto_category, holds_frame, open_boundary, spans_plane
 from neurok_cli.sim.conditions import Impulse
 
 
@@ -35,6 +35,11 @@ def test_pins_over_a_patch_hold_the_frame_and_pins_on_a_line_let_it_swing():
     assert not spans_plane(line + zigzag)
     assert spans_plane(patch)
     assert not spans_plane(patch[:2])
+    assert holds_frame("soft", patch) and holds_frame("beam", patch)
+    assert holds_frame("beam", line)  # a beam's clamp holds it whatever its pins' shape
+    assert not holds_frame("soft", line)
+    assert not holds_frame("cloth", patch)  # a sheet bends at its pins and swings
+    assert not holds_frame("soft", patch[:0])
 
 
 @pytest.mark.parametrize("preset", PRESETS)
