@@ -410,7 +410,7 @@ class LatentDynamics(nn.Module):
         vel = torch.cat([fr["v"], fr["w"], fr["qd"]], -1)
         M = self._mass_matrix(fr["W"])
         out = {"kinetic": 0.5 * torch.einsum("sa,sab,sb->s", vel, M, vel),
-               "gravity": -(self.body.mass[None, :, None] * fr["x"] * self.g).sum((-1, -2)),
+               "gravity": -(self._weight * fr["x"]).sum((-1, -2)),
                "elastic": self._elastic(fr["p"], True)[1] + self._bound(fr["q"], True)[1]}
         _, _, _, extra = self._external(t, fr, energy=True)
         zero = torch.zeros_like(out["kinetic"])
@@ -556,9 +556,9 @@ class LatentDynamics(nn.Module):
                        torch.zeros(S, 2, dtype=torch.float64)], -1)
         if not (bool(velocity.any()) or bool(spin.any())):
             return y
-        arm = self._frame(y)["x"][0] - self.body.centre  # (Q, 3) world, at the start shape
+        arm = self._frame(y)["x"] - self.body.centre  # (S, Q, 3) world, at the start shapes
         field = velocity.to(arm) + torch.cross(spin.to(arm).expand_as(arm), arm, dim=-1)
-        return self.kick(y, torch.ones(len(arm), dtype=torch.bool), field)
+        return self.kick(y, torch.ones(arm.shape[1], dtype=torch.bool), field)
 
 
 def integrate(func: nn.Module, y: Tensor, t0: float, t1: float, *, method: str = "rk4",

@@ -180,6 +180,13 @@ def test_a_clamped_frame_stays_put_and_its_start_velocity_goes_to_the_deformatio
     still = dyn.initial_state(torch.zeros(1, 3, dtype=F64), torch.zeros(1, 3, dtype=F64),
                               torch.zeros(3, dtype=F64), torch.zeros(3, dtype=F64))
     assert float(still.abs().max()) == 0.0
+    two = LatentDynamics(body, env, samples=2)  # each sample kicked from its own start shape
+    q0 = torch.tensor([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]], dtype=F64)
+    y0 = two.initial_state(q0, torch.zeros_like(q0), torch.zeros(3, dtype=F64),
+                           torch.tensor([0.0, 0.0, 2.0], dtype=F64))
+    one = dyn.initial_state(q0[1:], torch.zeros_like(q0[1:]), torch.zeros(3, dtype=F64),
+                            torch.tensor([0.0, 0.0, 2.0], dtype=F64))
+    assert torch.allclose(y0[1], one[0]) and not torch.allclose(y0[0], y0[1])
 
 
 def test_a_kick_adds_the_work_it_books():
