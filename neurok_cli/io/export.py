@@ -54,6 +54,9 @@ def output_format(path: Path, fmt: str | None = None) -> str:
         return _BY_SUFFIX[suffix]
     if suffix == "":
         return "obj"  # a folder of frames
+    if suffix in (".obj", ".ply"):  # a mesh file holds one frame, not a motion
+        raise UsageError(f"{path}: an animation is not one {suffix} file; write its frames to a "
+                         f"folder (-o NAME --format {suffix[1:]}) or use .glb, .gltf, .mp4 or .gif")
     raise UsageError(f"{path}: cannot tell the output format from '{suffix}'; use .glb, .gltf, "
                      ".mp4, .gif, a folder name, or --format")
 
