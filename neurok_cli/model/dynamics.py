@@ -124,12 +124,11 @@ class _Skew(NamedTuple):
     K: Tensor
     K2: Tensor
     a2: Tensor
-    eye: Tensor
 
     @classmethod
     def of(cls, theta: Tensor) -> _Skew:
         K = skew(theta)
-        return cls(K, K @ K, (theta * theta).sum(-1)[..., None, None], _EYE3.to(theta))
+        return cls(K, K @ K, (theta * theta).sum(-1)[..., None, None])
 
 
 _EYE3 = torch.eye(3, dtype=torch.float64)
@@ -142,14 +141,14 @@ def exp_so3(theta: Tensor, sk: _Skew | None = None) -> Tensor:
     # sin(a)/a = sinc(a/pi) and (1 - cos a)/a^2 = sinc(a/2pi)^2 / 2: no branch at a = 0
     sk = sk or _Skew.of(theta)
     a = theta.norm(dim=-1)[..., None, None] / math.pi
-    return sk.eye + torch.sinc(a) * sk.K + (0.5 * torch.sinc(0.5 * a) ** 2) * sk.K2
+    return _EYE3.to(theta) + torch.sinc(a) * sk.K + (0.5 * torch.sinc(0.5 * a) ** 2) * sk.K2
 
 
 def inv_right_jacobian(theta: Tensor, sk: _Skew | None = None) -> Tensor:
     """J_r(θ)⁻¹ (..., 3, 3): θ̇ = J_r⁻¹ ω for body angular velocity ω (series, |θ| < 1)."""
     sk = sk or _Skew.of(theta)
     a2 = sk.a2
-    return sk.eye + 0.5 * sk.K + (1.0 / 12.0 + a2 / 720.0 + a2 * a2 / 30240.0) * sk.K2
+    return _EYE3.to(theta) + 0.5 * sk.K + (1.0 / 12.0 + a2 / 720.0 + a2 * a2 / 30240.0) * sk.K2
 
 
 class _Incidence:
@@ -212,6 +211,7 @@ class LatentDynamics(nn.Module):
         if body.clamped:
             self.free[:6] = False
         # fixed for the run: asked once here rather than on every evaluation
+        self._free_index = torch.nonzero(self.free)[:, 0]
         self._all_free, self._pins = bool(self.free.all()), bool(body.pinned.any())
         self._windy = bool(self.wind.any())
         self._mass1 = body.mass[None, :, None]  # (1, Q, 1)
@@ -239,7 +239,7 @@ class LatentDynamics(nn.Module):
         # fastest generalized oscillation; a pin far from the centre (a flag's edge, a
         # chair's feet) levers light coordinates, and a damper sized for the whole body's
         # weight would then be a rate far beyond any affordable explicit step
-        self.pin_omega = self.pin_rate() if bool(body.pinned.any()) else 0.0
+        self.pin_omega = self.pin_rate() if self._pins else 0.0
         self.pin_damping = 2.0 * env.pin_rate * min(1.0, env.pin_rate / max(self.pin_omega,
                                                                             1e-12))
         rate = max(BOUND_RATE * self.elastic_rate(), env.contact_rate if env.ground else 0.0,
@@ -464,7 +464,7 @@ class LatentDynamics(nn.Module):
                                torch.zeros(3, dtype=torch.float64),
                                torch.zeros(3, dtype=torch.float64))
         W_all = self._frame(y)["W"]
-        idx = torch.nonzero(self.free)[:, 0]
+        idx = self._free_index
         W = W_all[0][self.body.pinned][:, :, idx]  # (P, 3, f)
         M = self._mass_matrix(W_all)[0][idx][:, idx]
         K = torch.einsum("pia,p,pib->ab", W, self.env.pin_rate**2 * self.pin_mass, W)
@@ -526,7 +526,7 @@ class LatentDynamics(nn.Module):
             self.body.shape.rest.abs().max())  # (S, Q)
         if not bool(near.any()):
             return math.inf
-        idx = torch.nonzero(self.free)[:, 0]
+        idx = self._free_index
         wy = (fr["R"][:, None, None, 1, :] @ fr["W"])[:, :, 0, idx]  # (S, Q, f)
         kc = self.env.contact_rate**2 * self.contact_mass
         worst = 0.0
@@ -545,16 +545,12 @@ class LatentDynamics(nn.Module):
         """y0 (S, 2n + 2) at rest orientation: q, q̇ (S, k); velocity, spin (3,) world. A held
         frame does not move: a clamped body's start velocity field v + spin x (x - centre)
         is given to its deformation as a kick at the start (booked as work)."""
-        S = q.shape[0]
+        S, held = q.shape[0], self.body.clamped
         zeros3 = torch.zeros(S, 3, dtype=torch.float64)
-        v = velocity.expand(S, 3).to(torch.float64)
-        w = (spin.to(torch.float64) @ self.R_ref[0]).expand(S, 3)  # body frame
-        if not self.body.clamped:
-            return torch.cat([zeros3, zeros3, q, v, w, qdot,
-                              torch.zeros(S, 2, dtype=torch.float64)], -1)
-        y = torch.cat([zeros3, zeros3, q, zeros3, zeros3, qdot,
-                       torch.zeros(S, 2, dtype=torch.float64)], -1)
-        if not (bool(velocity.any()) or bool(spin.any())):
+        v = zeros3 if held else velocity.expand(S, 3).to(torch.float64)
+        w = zeros3 if held else (spin.to(torch.float64) @ self.R_ref[0]).expand(S, 3)  # body
+        y = torch.cat([zeros3, zeros3, q, v, w, qdot, torch.zeros(S, 2, dtype=torch.float64)], -1)
+        if not held or not (bool(velocity.any()) or bool(spin.any())):
             return y
         arm = self._frame(y)["x"] - self.body.centre  # (S, Q, 3) world, at the start shapes
         field = velocity.to(arm) + torch.cross(spin.to(arm).expand_as(arm), arm, dim=-1)
