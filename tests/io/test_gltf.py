@@ -9,7 +9,8 @@ from neurok_cli.errors import UsageError
 from neurok_cli.io.gltf import encode, write_animated
 from neurok_cli.io.gltf_doc import load_document
 from neurok_cli.io.gltf_read import read_animated
-from neurok_cli.io.mesh import load_mesh
+from neurok_cli.io.export import export_motion
+from neurok_cli.io.mesh import Z_UP_TO_Y_UP, load_mesh
 from tests.conftest import assert_valid_gltf, asset_path, wobble
 
 ROUND_TRIP = ["penguin", "spot", "chair", "teapot", "truck"]
@@ -137,6 +138,22 @@ def test_compact_picks_the_fewest_targets_within_tolerance(vertices):
     # the reported error is the real one: targets times weights give the frames back
     back = np.tensordot(weights, bases, axes=1)
     assert np.sqrt(((back - disp) ** 2).sum(-1)).max() == pytest.approx(err, abs=1e-12)
+
+
+@pytest.mark.parametrize("up", ["z", "y"])
+def test_z_up_files_stand_upright_in_gltf(tmp_path, up):
+    """glTF is +Y up: the motion of a Z-up file (STL's default) gets a root node that turns it
+    upright, its vertex data left in the file's frame; a Y-up one gets none."""
+    asset = load_mesh(asset_path("teapot"), up=up)
+    frames = wobble(asset.vertices, frames=4)
+    path = tmp_path / "t.glb"
+    export_motion(asset, [frames], path, fps=24)
+    world = read_animated(path).frames
+    turn = Z_UP_TO_Y_UP if up == "z" else np.eye(3)
+    diag = np.linalg.norm(np.ptp(asset.vertices, axis=0))
+    assert np.abs(world - frames @ turn.T).max() <= 1e-3 * diag
+    assert ("matrix" in load_document(path).json["nodes"][0]) == (up == "z")
+    assert_valid_gltf(path)
 
 
 def test_bad_motion_is_refused_and_leaves_no_file(tmp_path):
