@@ -23,7 +23,8 @@ Json = Annotated[bool, Opt("--json", help="Print the result as JSON.")]
 
 # the asset
 Size = Annotated[float | None, Opt(help="Largest extent in metres (OBJ/PLY/STL).")]
-Up = Annotated[str | None, Opt(help="Up axis of OBJ/PLY/STL: y or z.")]
+Up = Annotated[str | None, Opt(help="Up axis of OBJ/PLY/STL: y or z (default: z for STL, "
+                                     "else y).")]
 
 # time
 Seconds = Annotated[float, Opt(help="Duration, seconds.")]

@@ -16,7 +16,8 @@ def info(
         help="Mesh file (OBJ, GLB/glTF, PLY, STL) or frame folder.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")
                         ] = False,
-    up: Annotated[str | None, typer.Option(help="Up axis of OBJ/PLY/STL files: y or z.")
+    up: Annotated[str | None, typer.Option(
+        help="Up axis of OBJ/PLY/STL files: y or z (default: z for STL, else y).")
                   ] = None,
 ) -> None:
     """Vertices, faces, parts, bounding box, units, animations and morph targets of a file."""

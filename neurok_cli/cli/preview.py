@@ -26,7 +26,8 @@ def preview(
                          ] = 20.0,
     renderer: Annotated[str, typer.Option(
         help="auto, gl (OpenGL through EGL) or numpy (no graphics libraries).")] = "auto",
-    up: Annotated[str | None, typer.Option(help="Up axis of OBJ/PLY/STL input: y or z.")
+    up: Annotated[str | None, typer.Option(
+        help="Up axis of OBJ/PLY/STL input: y or z (default: z for STL, else y).")
                   ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:

@@ -67,13 +67,17 @@ def _load_trimesh(path: Path) -> tuple[list[Part], list[str], dict]:
 # suffix -> loader returning (parts, warnings, extra Asset fields)
 LOADERS = {".obj": _load_obj, ".glb": _load_gltf, ".gltf": _load_gltf,
            ".ply": _load_trimesh, ".stl": _load_trimesh}
+# the up axis a file's format implies when none is given: STL comes from CAD and 3D printing,
+# where +Z is up (as Blender's STL importer assumes); OBJ and PLY are +Y up by common use
+DEFAULT_UP = {".stl": "z"}
 
 
 def load_mesh(path: str | Path, *, up: str | None = None) -> Asset:
     """Load a mesh file into an :class:`Asset` (file frame and units), checking it is usable.
 
-    ``up`` ("y" or "z") says which axis is up in a unitless file (default "y"); glTF is
-    always +Y up. Raises :class:`InputError` naming the file and the problem.
+    ``up`` ("y" or "z") says which axis is up in a unitless file (default: "z" for STL,
+    "y" for OBJ and PLY); glTF is always +Y up. Raises :class:`InputError` naming the file
+    and the problem.
     """
     path = Path(path)
     if not path.exists():
@@ -94,8 +98,8 @@ def load_mesh(path: str | Path, *, up: str | None = None) -> Asset:
         parts, warnings, extra = LOADERS[suffix](path)
     except (UnicodeDecodeError, OSError) as e:
         raise InputError(f"{path}: cannot read ({e.__class__.__name__}: {e})") from e
-    asset = Asset(path=path, format=suffix[1:], parts=parts, up=up or "y", warnings=warnings,
-                  **extra)
+    asset = Asset(path=path, format=suffix[1:], parts=parts,
+                  up=up or DEFAULT_UP.get(suffix, "y"), warnings=warnings, **extra)
     validate(asset)
     return asset
 

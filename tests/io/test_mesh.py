@@ -101,6 +101,18 @@ def test_canonical_frame_round_trip(up):
         np.testing.assert_allclose(frame.vector_to_canonical([0, 0, 1.0]), [0, 1, 0])
 
 
+def test_stl_is_z_up_unless_told():
+    """STL's convention is +Z up: the teapot (file z from 0.87 to 30.35, its spout and handle
+    along x) stands on its base in the model's frame; --up y lays it on its side as asked."""
+    asset = load_mesh(asset_path("teapot"))
+    assert asset.up == "z"
+    c = canonical_frame(asset, size=0.3).to_canonical(asset.vertices)
+    np.testing.assert_allclose(np.ptp(c[:, 1]) * np.ptp(asset.vertices[:, 0]),
+                               np.ptp(asset.vertices[:, 2]), rtol=1e-9)  # height = file z
+    assert load_mesh(asset_path("teapot"), up="y").up == "y"
+    assert load_mesh(asset_path("penguin")).up == "y"  # OBJ stays +Y up
+
+
 def test_canonical_frame_rejects_bad_size():
     asset = load_mesh(asset_path("penguin"))
     with pytest.raises(UsageError, match="--size"):
