@@ -68,6 +68,13 @@ def describe(path: str | Path, *, up: str | None = None) -> dict:
     return info
 
 
+def _up_text(info: dict) -> str:
+    up, fmt = info["up"], info["format"].split()[0]
+    if fmt in ("glb", "gltf"):
+        return f"{up} (glTF is always +Y up)"
+    return f"{up} (--up {'y' if up == 'z' else 'z'} if not; STL defaults to z, OBJ and PLY to y)"
+
+
 def summary_rows(info: dict) -> list[tuple[str, str]]:
     """Human-readable (label, value) rows of :func:`describe`'s result."""
     ext = np.asarray(info["extent"])
@@ -77,7 +84,7 @@ def summary_rows(info: dict) -> list[tuple[str, str]]:
             ("faces", f"{info['faces']:,} ({info['welded_faces']:,} after welding)"),
             ("bounding box", " .. ".join("(" + ", ".join(f"{x:.4g}" for x in c) + ")"
                                          for c in (info["bounds_min"], info["bounds_max"]))),
-            ("extent", ", ".join(f"{x:.4g}" for x in ext)), ("up axis", info["up"]),
+            ("extent", ", ".join(f"{x:.4g}" for x in ext)), ("up axis", _up_text(info)),
             ("units", info["units"]), ("morph targets", str(info["morph_targets"]))]
     if info.get("frames", 1) > 1:
         rows.append(("frames", str(info["frames"])))

@@ -43,6 +43,13 @@ def test_info_table_and_json():
     assert data["animations"][0]["channels"] == {"rotation": 2}
 
 
+def test_info_says_which_up_axis_and_how_to_change_it():
+    """An STL is read +Z up; the table says so and how to say otherwise."""
+    teapot = asset_path("teapot")
+    assert "z (--up y if not" in _run("info", str(teapot)).output
+    assert json.loads(_run("info", str(teapot), "--up", "y", "--json").output)["up"] == "y"
+
+
 def test_preview_simple_morph_mp4(tmp_path):
     out = tmp_path / "p.mp4"
     result = _run("preview", str(asset_path("simplemorph")), "-o", str(out), "--fps", "10",
