@@ -134,6 +134,45 @@ def test_dropped_body_comes_to_rest_on_the_ground():
     assert float(rest[:, 1].min()) + float(body.centre[1]) > 0.3  # it started in the air
 
 
+def test_a_body_at_rest_sleeps_until_a_push_wakes_it():
+    """Dropped, the cube settles; once still for SLEEP_TIME it is held without integrating
+    (steps stop, frames stay equal, its last kinetic energy booked as dissipated), and a push
+    at 5 s moves it again, from where it rested."""
+    body = cube_body(height=0.6)
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=True, friction=0.8,
+                      contact_rate=float(math.sqrt(16 * 9.81 / (0.005 * 0.5))), beta=0.01)
+    _, short = run(body, env, seconds=4.0, q0=(0, 0, 0))
+    _, long = run(body, env, seconds=5.0, q0=(0, 0, 0))
+    assert long.steps == short.steps  # asleep before 4 s: the last second costs no step
+    asleep = slice(90, None)  # from 3 s on the state is held
+    assert torch.equal(long.q[asleep], long.q[-1:].expand_as(long.q[asleep]))
+    assert torch.equal(long.translation[asleep], long.translation[-1:].expand_as(
+        long.translation[asleep]))
+    assert float(long.energy["kinetic"][-1, 0]) == 0.0
+    top = body.shape.rest[:, 1] > 0.2
+    push = Event(time=5.0, mask=top, dv=torch.tensor([2.0, 0.0, 0.0], dtype=F64))
+    _, pushed = run(body, env, seconds=6.0, q0=(0, 0, 0), events=[push])
+    assert torch.equal(pushed.translation[150, 0], long.translation[150, 0])
+    assert pushed.steps > long.steps
+    moved = (pushed.translation[-1, 0] - pushed.translation[150, 0]).norm()
+    assert float(moved) > 0.01
+
+
+def test_halting_books_the_kinetic_energy_as_dissipated():
+    body = cube_body()
+    dyn = LatentDynamics(body, Environment())
+    y = dyn.initial_state(torch.tensor([[0.2, 0.0, 0.1]], dtype=F64),
+                          torch.tensor([[1.0, -2.0, 0.5]], dtype=F64),
+                          torch.tensor([0.3, 0.1, 0.0], dtype=F64),
+                          torch.tensor([0.0, 1.0, 0.0], dtype=F64))
+    before, held = dyn.energy(y), dyn.halt(y)
+    after = dyn.energy(held)
+    assert float(before["kinetic"][0]) > 1.0 and float(after["kinetic"][0]) == 0.0
+    assert float(after["total"][0]) == pytest.approx(float(before["total"][0]), rel=1e-12)
+    r, th, q, *_ = dyn.split(held)
+    assert torch.equal(torch.cat([r, th, q], -1), torch.cat(dyn.split(y)[:3], -1))
+
+
 def test_pinned_points_stay_put():
     pinned = torch.zeros(27, dtype=torch.bool)
     pinned[:9] = True  # the x = -side/2 face
