@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from neurok_cli.errors import UsageError
+from neurok_cli.io.export import export_motion
 from neurok_cli.io.gltf import encode, write_animated
 from neurok_cli.io.gltf_doc import load_document
 from neurok_cli.io.gltf_read import read_animated
-from neurok_cli.io.export import export_motion
 from neurok_cli.io.mesh import Z_UP_TO_Y_UP, load_mesh
 from tests.conftest import assert_valid_gltf, asset_path, wobble
 
