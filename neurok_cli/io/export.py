@@ -31,8 +31,8 @@ class ExportOptions:
     renderer: str = "auto"
     width: int = 640
     height: int = 480
-    root_matrix: np.ndarray | None = None  # above non-glTF assets in glTF output (None: the
-    # rotation of a Z-up file to +Y up, or nothing)
+    root_matrix: np.ndarray | None = None  # above non-glTF assets in glTF output (None: a
+    # Z-up file turned to +Y up, see write_animated)
 
 
 @dataclass
@@ -72,13 +72,9 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
     if fmt in ("glb", "gltf"):
         from .gltf import write_animated
 
-        root = opts.root_matrix
-        if root is None and asset.up == "z":  # glTF is +Y up: a root node turns the file's
-            root = np.eye(4)  # frame upright, its vertex data (and morph targets) untouched
-            root[:3, :3] = Z_UP_TO_Y_UP
         rep = write_animated(asset, motions, path, fps=fps, encoding=opts.encoding,
                              tolerance=opts.tolerance, names=opts.names,
-                             root_matrix=root, as_gltf=fmt == "gltf")
+                             root_matrix=opts.root_matrix, as_gltf=fmt == "gltf")
         return ExportResult(path, fmt, rep.bytes, {"targets": rep.targets,
                                                    "encoding": rep.encoding,
                                                    "max_error": rep.max_error}, rep.warnings)

@@ -22,6 +22,7 @@ from ..errors import UsageError
 from .asset import Asset, Part
 from .gltf_build import GENERATOR, build_document, part_normals
 from .gltf_doc import ARRAY_BUFFER, GltfDocument
+from .mesh import Z_UP_TO_Y_UP
 from .normals import rotate_between, vertex_normals
 
 ENCODINGS = ("compact", "exact")
@@ -151,7 +152,8 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
             (parts concatenated, as :attr:`Asset.vertices`); each becomes one animation.
         fps: frames per second of every motion.
         encoding: "compact" or "exact". tolerance: compact's max error / bbox diagonal.
-        root_matrix: (4, 4) placed above a non-glTF asset (e.g. Z-up to Y-up, units to metres).
+        root_matrix: (4, 4) placed above a non-glTF asset (e.g. units to metres); None turns
+            a Z-up asset's frame to glTF's +Y up (vertex data stays in the file's frame).
         as_gltf: write a single .gltf JSON file with the buffer embedded as a data URI.
     """
     if encoding not in ENCODINGS:
@@ -196,6 +198,9 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     if doc is None:  # a new document: write the final base data directly
         base_pos = [p.vertices + offset[a:b] for p, a, b in zip(asset.parts, offs, offs[1:])]
         base_n = [_unit(nl + nfit[0][a:b]) for nl, a, b in zip(normals_local, offs, offs[1:])]
+        if root_matrix is None and asset.up == "z":
+            root_matrix = np.eye(4)
+            root_matrix[:3, :3] = Z_UP_TO_Y_UP
         doc, built = build_document(asset, root_matrix, positions=base_pos, normals=base_n)
         placements = [(nd, m, pr, np.eye(3)) for nd, m, pr in built]
         offset, nfit[0] = np.zeros_like(offset), 0.0
