@@ -617,7 +617,7 @@ def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Eve
     qs = torch.empty(T, S, dyn.k, dtype=torch.float64)
     energy: dict[str, list[Tensor]] = {}
     steps = 0
-    scale_rest = dyn.mass_total * 9.81 * float(dyn.body.shape.rest.abs().max())
+    weight_scale = dyn.mass_total * 9.81 * float(dyn.body.shape.rest.abs().max())  # m g L/2
     still_since: float | None = None  # time from which every frame has been at rest
     asleep = False
     for i in range(T):
@@ -649,13 +649,15 @@ def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Eve
             energy.setdefault(name, []).append(value)
         gain = energy["total"][-1] - energy["total"][0]
         scale = (energy["kinetic"][0] + energy["gravity"][0].abs() + energy["work"][-1].abs()
-                 + dyn.mass_total * 9.81 * float(dyn.body.shape.rest.abs().max()))
+                 + weight_scale)
         if bool((gain > ENERGY_GAIN * scale).any()):
             raise FloatingPointError(f"the latent motion gained energy it was not given (an "
                                      f"instability) at {t_now:.3f} s")
         if not asleep and not dyn._windy:
-            still = bool((energy["kinetic"][-1] < SLEEP_ENERGY * scale_rest).all())
-            still_since = (still_since if still_since is not None else t_now) if still else None
+            if not bool((energy["kinetic"][-1] < SLEEP_ENERGY * weight_scale).all()):
+                still_since = None
+            elif still_since is None:
+                still_since = t_now
             if still_since is not None and t_now - still_since >= SLEEP_TIME - 1e-9:
                 y, asleep = dyn.halt(y), True
         y = dyn.rebase(y)
