@@ -25,7 +25,15 @@ from .model import (
     farthest_point_sample,
     knn_weights,
 )
-from .model.dynamics import Body, Environment, Event, LatentDynamics, Rollout, rollout
+from .model.dynamics import (
+    Body,
+    Centreline,
+    Environment,
+    Event,
+    LatentDynamics,
+    Rollout,
+    rollout,
+)
 from .model.reduced import Fit, fit_quadratic, linear_modes
 from .sim.conditions import Conditions, SimMaterial, select_region
 from .sim.engine import AIR_DENSITY, DRAG
@@ -37,6 +45,9 @@ PIN_POINTS = 16  # dynamics points added inside pinned regions and along the und
 BOTTOM = 0.05  # the underside: vertices within this fraction of the height of the lowest
 DECODE_CHUNK = 64  # latents per decoder call
 WEAK_MODE = 0.05  # reduced directions keep singular values >= this x the largest
+BEAM_SLICES = 8  # a beam's centreline: slices along its axis (see beam_centreline) ...
+SLICE_POINTS = 8  # ... of at least this many dynamics points each
+GRAPH_SHARE = 0.5  # ... and its spring graph's weight (see beam_centreline)
 
 
 @dataclass
@@ -106,6 +117,64 @@ def _knn_edges(points: np.ndarray, k: int) -> np.ndarray:
     near = np.argsort(d, axis=1)[:, : min(k, len(points) - 1)]
     pairs = {(min(i, j), max(i, j)) for i in range(len(points)) for j in near[i]}
     return np.array(sorted(pairs), np.int64).reshape(-1, 2)
+
+
+def beam_centreline(rest: np.ndarray, mass: np.ndarray, young: float, volume: float,
+                    edges: np.ndarray, k_edge: float) -> Centreline | None:
+    """The Euler–Bernoulli centreline of a slender body from its dynamics points rest (Q, 3),
+    masses (Q,) and spring graph (edges (E, 2), k_edge each), or None when there are too few
+    points for three slices (or no length).
+
+    BEAM_SLICES slices of equal point count along the principal axis (at least SLICE_POINTS
+    points each): few, long slices, since the turn at a centre is a difference of
+    differences, and the decoder's small errors across a thin section, read over short
+    slices, would outweigh the bend itself. Cross-section area A = volume / length; second
+    moment I = A x the points' mean square distance from their slice's centre across the
+    axis / 4 (the mean of the two axes, halved: exact for the surface points of a round or
+    square section standing for the solid one).
+
+    Two weights keep the decoder's errors from becoming stiffness the body does not have.
+    The stretch springs are weighted by A / length² (1 / aspect², the bending's scale): a
+    decoded bend carries small axial errors that a slender body's stretch stiffness would
+    amplify. And the graph still reads the shear inside each slice of a bend whose sections
+    move sideways without turning: it is weighted so that such a bend, w(s) = s² across the
+    axis, costs it GRAPH_SHARE of what the centreline charges for the same bend."""
+    n = min(BEAM_SLICES, len(rest) // SLICE_POINTS)
+    if n < 3:
+        return None
+    centred = rest - (mass[:, None] * rest).sum(0) / mass.sum()
+    axes = np.linalg.svd(centred * np.sqrt(mass)[:, None], full_matrices=False)[2]
+    s = centred @ axes[0]
+    length = float(np.ptp(s))
+    if not length > 0:
+        return None
+    area = volume / length
+    slice_of = np.empty(len(rest), np.int64)
+    for j, members in enumerate(np.array_split(np.argsort(s, kind="stable"), n)):
+        slice_of[members] = j
+    weight = np.zeros((n, len(rest)))
+    weight[slice_of, np.arange(len(rest))] = mass
+    average = weight / weight.sum(1, keepdims=True)  # (n, Q)
+    centres = average @ rest
+    across = rest - centres[slice_of]
+    across = across - np.outer(across @ axes[0], axes[0])
+    second = area * float((across**2).sum(1).mean()) / 4.0
+    h = np.linalg.norm(np.diff(centres, axis=0), axis=1)  # (n - 1,)
+    bending = young * second / (0.5 * (h[1:] + h[:-1]))
+    # the test bend: every point moved along the second axis by w(s) = s^2 (s in lengths)
+    w = ((s - s.min()) / length) ** 2
+    slope = np.diff(average @ w) / h  # (n - 1,)
+    e_bend = 0.5 * float((bending * np.diff(slope) ** 2).sum())
+    left = w - (average @ w)[slice_of]  # what the slices' sideways moves leave
+    a, b = edges[:, 0], edges[:, 1]
+    d0 = rest[a] - rest[b]
+    along = (d0 @ axes[1]) / np.maximum(np.linalg.norm(d0, axis=1), 1e-300)
+    e_graph = 0.5 * k_edge * float((((left[a] - left[b]) * along) ** 2).sum())
+    return Centreline(slice_of=torch.as_tensor(slice_of),
+                      stretch=torch.as_tensor(young * area / h * min(1.0, area / length**2),
+                                              dtype=torch.float64),
+                      bending=torch.as_tensor(bending, dtype=torch.float64),
+                      graph=min(1.0, GRAPH_SHARE * e_bend / max(e_graph, 1e-300)))
 
 
 def spans_plane(points: np.ndarray, flat: float = 0.05) -> bool:
@@ -317,7 +386,10 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                 areas=f64(share), edges=torch.as_tensor(edges),
                 stiffness=torch.full((len(edges),), k_edge, dtype=torch.float64),
                 pinned=torch.as_tensor(pinned_dyn), centre=f64(com),
-                closed=cfg.category != "cloth", clamped=clamped)
+                closed=cfg.category != "cloth", clamped=clamped,
+                centreline=beam_centreline(rest_body, mass, cfg.stiffness * cfg.material.young,
+                                           volume, edges, k_edge)
+                if cfg.category == "beam" else None)
     g = max(float(np.linalg.norm(cond.gravity)), 9.81)
     rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
     env = Environment(gravity=tuple(cond.gravity), ground=cond.ground, friction=cond.friction,

@@ -14,9 +14,11 @@ the equations of motion (Lagrange's, in Kane's form, exact for these quasi-veloc
 
 i.e. G a + C(q, q̇) = Q with G = JᵀMJ the pull-back metric of the lumped masses. Forces f_i:
 gravity; elastic springs over a k-nearest-neighbour graph of the dynamics points (internal,
-so they act on q alone); ground contact as a penalty with damping and capped viscous friction;
-pins as stiff world-space springs; wind as pressure on each point's area, all mapped to
-generalized forces by virtual work. Rayleigh damping D = α M_qq + β K_qq (at rest).
+so they act on q alone), and for a slender body a centreline that carries its stretch and
+bending (see :class:`Centreline`); ground contact as a penalty with damping and capped
+viscous friction; pins as stiff world-space springs; wind as pressure on each point's
+area, all mapped to generalized forces by virtual work. Rayleigh damping D = α M_qq + β K_qq
+(at rest).
 
 The state also carries the dissipated energy and the external work, so every run can check
 that kinetic + potential + dissipated − work stays constant. Only :func:`integrate` calls
@@ -67,6 +69,26 @@ class Body:
     closed: bool = True  # a solid (wind pushes its windward side only) or a sheet
     clamped: bool = False  # the frame is held (pins hold a clamp): only q moves
     q_radius: float = 3.0  # the latent bound: |q| beyond it is pushed back (see _bound)
+    centreline: Centreline | None = None  # a slender body's beam terms
+
+
+@dataclass
+class Centreline:
+    """Euler–Bernoulli terms of a slender body, on a centreline through slices of its points.
+
+    A decoded bend of a beam moves each cross-section sideways but need not turn it: the
+    points' spring graph then reads the bend as shear, far stiffer than bending (a slender
+    rod would hardly move). With a centreline, the graph's springs act only on what is left
+    once every slice's mean displacement is taken out (the cross-sections' own shape, twist
+    and turn, and the shear inside a slice), weighted by ``graph``; the slices' centres
+    carry the rest: springs between neighbouring centres (stretch) and, at every inner
+    centre, a zero-length spring on the change of the turn between its two segments
+    (bending). ``motion.beam_centreline`` sizes them."""
+
+    slice_of: Tensor  # (Q,) long: the slice of each point, 0..n-1 along the axis
+    stretch: Tensor  # (n - 1,) N/m: each segment's axial stiffness
+    bending: Tensor  # (n - 2,) N m: E I / ds at each inner centre
+    graph: float = 1.0  # weight of the graph's springs
 
 
 @dataclass
@@ -153,21 +175,48 @@ def inv_right_jacobian(theta: Tensor, sk: _Skew | None = None) -> Tensor:
     return _EYE3.to(theta) + 0.5 * sk.K + (1.0 / 12.0 + a2 / 720.0 + a2 * a2 / 30240.0) * sk.K2
 
 
-class _Incidence:
-    """The signed edge-point incidence D (E, Q) of a graph, D[e, a] = 1, D[e, b] = -1, as
-    sparse matrices: D x gives every edge's difference x_a - x_b and Dᵀ f sums the edges'
-    values onto their ends, each as one product (an index gather, or a scatter with
+class _Springs:
+    """Every elastic term as a spring on a linear map of the points: the spring vectors are
+    d = G p + g (E rows), with energy ½ k (|d| - L)² each. A graph's edge is the row
+    p_a - p_b; a centreline's segment the difference of two slice means; a bending term a
+    zero-length spring (L = 0) on the change of the turn at a centre. G is kept as sparse
+    matrices, so that G x and Gᵀ f are one product each (an index gather, or a scatter with
     index_add_, costs several times more on the few hundred edges the dynamics use)."""
 
-    def __init__(self, edges: Tensor, points: int) -> None:
-        E = edges.shape[0]
-        rows = torch.arange(E).repeat(2)
-        values = torch.cat([torch.ones(E), -torch.ones(E)]).to(torch.float64)
-        D = torch.sparse_coo_tensor(torch.stack([rows, edges.T.reshape(-1)]), values,
-                                    (E, points), check_invariants=True).coalesce().to(edges.device)
+    def __init__(self, body: Body) -> None:
+        rest, edges = body.shape.rest, body.edges
+        Q, E = rest.shape[0], edges.shape[0]
+        f64 = dict(dtype=torch.float64, device=rest.device)
+        rows = torch.arange(E, device=rest.device)
+        D = torch.zeros(E, Q, **f64)
+        D[rows, edges[:, 0]] = 1.0
+        D[rows, edges[:, 1]] -= 1.0
+        G, offset, stiffness = D, torch.zeros(E, 3, **f64), body.stiffness
+        line = body.centreline
+        if line is not None:
+            n = int(line.slice_of.max()) + 1
+            member = torch.zeros(n, Q, **f64)
+            member[line.slice_of, torch.arange(Q)] = body.mass.to(**f64)
+            average = member / member.sum(1, keepdim=True)  # (n, Q): the slices' centres
+            P = average[line.slice_of]  # (Q, Q): each point's slice mean
+            graph = D - D @ P  # the edges of p - P (p - rest)
+            seg = average[1:] - average[:-1]  # (n - 1, Q)
+            h = (seg @ rest).norm(dim=-1, keepdim=True)
+            turn = seg[1:] / h[1:] - seg[:-1] / h[:-1]  # (n - 2, Q)
+            G = torch.cat([graph, seg, turn])
+            offset = torch.cat([D @ P @ rest, torch.zeros(n - 1, 3, **f64), -(turn @ rest)])
+            stiffness = torch.cat([body.stiffness * line.graph, line.stretch.to(**f64),
+                                   line.bending.to(**f64)])
+        self.offset, self.stiffness = offset, stiffness
+        length = (G @ rest + offset).norm(dim=-1)
+        self.zero = torch.zeros(len(length), dtype=torch.bool, device=rest.device)
+        if line is not None:  # the bending rows come last
+            self.zero[len(length) - line.bending.shape[0]:] = True
+        self.rest_length = torch.where(self.zero, 0.0, length)  # (E,)
         with warnings.catch_warnings():  # CSR is marked beta; products with it are stable
             warnings.filterwarnings("ignore", message="Sparse CSR tensor support")
-            self.D, self.Dt = D.to_sparse_csr(), D.t().coalesce().to_sparse_csr()
+            self.G = G.to_sparse_csr()
+            self.Gt = G.t().contiguous().to_sparse_csr()
 
     @staticmethod
     def _apply(A: Tensor, x: Tensor) -> Tensor:
@@ -176,12 +225,32 @@ class _Incidence:
         return y.view(-1, S, m).transpose(0, 1)
 
     def diff(self, x: Tensor) -> Tensor:
-        """(S, Q, m) -> (S, E, m): x_a - x_b per edge."""
-        return self._apply(self.D, x)
+        """(S, Q, m) -> (S, E, m): G x, the linear part of the spring vectors (for the graph's
+        edges without a centreline, x_a - x_b)."""
+        return self._apply(self.G, x)
+
+    def vectors(self, p: Tensor) -> Tensor:
+        """Positions (S, Q, 3) -> spring vectors d = G p + g (S, E, 3)."""
+        return self._apply(self.G, p) + self.offset
 
     def adjoint(self, f: Tensor) -> Tensor:
-        """(S, E, m) -> (S, Q, m): Dᵀ f, each edge's value added at a, subtracted at b."""
-        return self._apply(self.Dt, f)
+        """(S, E, m) -> (S, Q, m): Gᵀ f, each spring's value carried back to its points."""
+        return self._apply(self.Gt, f)
+
+    def stiffness_matrix(self, d: Tensor, GJ: Tensor) -> Tensor:
+        """The springs' stiffness in the coordinates whose Jacobian maps to GJ (S, E, 3, k),
+        at spring vectors d (S, E, 3) -> (S, k, k): k (n·GJ)ᵀ(n·GJ) along each stretched
+        spring (the stretch alone: a compressed one's sideways term would be negative) and
+        k GJᵀGJ for the zero-length ones, which pull the same in every direction."""
+        n_e = d / d.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        dl = (n_e[..., None, :] @ GJ)[..., 0, :]  # (S, E, k)
+        k = torch.where(self.zero, 0.0, self.stiffness)[None, :, None]
+        K = (dl * k).transpose(1, 2) @ dl
+        if bool(self.zero.any()):
+            Z = GJ[:, self.zero]  # (S, Z, 3, k)
+            kz = self.stiffness[self.zero][None, :, None, None]
+            K = K + torch.einsum("szia,szib->sab", Z * kz, Z)
+        return K
 
 
 class LatentDynamics(nn.Module):
@@ -197,9 +266,7 @@ class LatentDynamics(nn.Module):
         self.register_buffer("R_ref", torch.eye(3, **f64).expand(samples, 3, 3).clone())
         self.g = torch.tensor(env.gravity, **f64)
         self.wind = torch.tensor(env.wind, **f64)
-        a, b = body.edges[:, 0], body.edges[:, 1]
-        self.incidence = _Incidence(body.edges, body.shape.rest.shape[0])
-        self.rest_length = (body.shape.rest[a] - body.shape.rest[b]).norm(dim=-1)  # (E,)
+        self.springs = _Springs(body)
         self.pin_target = body.centre + body.shape.rest[body.pinned]  # (P, 3) world
         # each pin holds an equal share of the whole body's weight (a pinned region can be a
         # sliver of the mass: the engine's clamped nodes are infinitely stiff)
@@ -223,9 +290,10 @@ class LatentDynamics(nn.Module):
         self.mass_total = float(body.mass.sum())
         # Rayleigh damping from the metric and the elastic Hessian at rest
         A = body.shape.linear  # (Q, 3, k)
-        n_e = (body.shape.rest[a] - body.shape.rest[b]) / self.rest_length[:, None]
-        dl = torch.einsum("ei,eik->ek", n_e, A[a] - A[b])  # (E, k) dl/dq at rest
-        self.K0 = torch.einsum("ek,e,el->kl", dl, body.stiffness, dl)  # (k, k)
+        Q = A.shape[0]
+        GA = self.springs.diff(A.reshape(1, Q, 3 * self.k)).view(1, -1, 3, self.k)
+        self.K0 = self.springs.stiffness_matrix(self.springs.vectors(body.shape.rest[None]),
+                                                GA)[0]  # (k, k)
         self.M0 = torch.einsum("pik,p,pil->kl", A, body.mass, A)  # (k, k)
         # latent inertia: every reduced coordinate weighs at least LATENT_INERTIA of the
         # heaviest, so directions that barely move the surface cannot be flung by point loads
@@ -307,12 +375,13 @@ class LatentDynamics(nn.Module):
     def _elastic(self, p: Tensor, energy: bool = False) -> tuple[Tensor, Tensor | None]:
         """Body-frame spring forces on the points (S, Q, 3) and, if asked, the elastic
         energy (S,)."""
-        d = self.incidence.diff(p)  # (S, E, 3)
+        sp = self.springs
+        d = sp.vectors(p)  # (S, E, 3)
         length = d.norm(dim=-1).clamp_min(1e-12)
-        stretch = length - self.rest_length
-        fe = (self.body.stiffness * stretch / length)[..., None] * d  # pulls a toward b
-        e = 0.5 * (self.body.stiffness * stretch**2).sum(-1) if energy else None
-        return -self.incidence.adjoint(fe), e
+        stretch = length - sp.rest_length
+        fe = (sp.stiffness * stretch / length)[..., None] * d  # dE/dd
+        e = 0.5 * (sp.stiffness * stretch**2).sum(-1) if energy else None
+        return -sp.adjoint(fe), e
 
     def wind_at(self, t: float | Tensor) -> Tensor:
         gust = 1.0 + self.env.gust * math.sin(2 * math.pi * GUST_HZ * float(t))
@@ -504,12 +573,9 @@ class LatentDynamics(nn.Module):
         (so that the step that follows reuses this evaluation)."""
         fr = self._frame(y)
         J = fr["J"]  # (S, Q, 3, k)
-        d = self.incidence.diff(fr["p"])
-        n_e = d / d.norm(dim=-1, keepdim=True).clamp_min(1e-12)
         S, Qn, _, k = J.shape
-        dJ = self.incidence.diff(J.reshape(S, Qn, 3 * k)).view(S, -1, 3, k)
-        dl = (n_e[..., None, :] @ dJ)[..., 0, :]  # (S, E, k)
-        K = (dl * self.body.stiffness[None, :, None]).transpose(1, 2) @ dl
+        GJ = self.springs.diff(J.reshape(S, Qn, 3 * k)).view(S, -1, 3, k)
+        K = self.springs.stiffness_matrix(self.springs.vectors(fr["p"]), GJ)
         M_all = self._mass_matrix(fr["W"])
         M = M_all[:, 6:, 6:]
         L = torch.linalg.cholesky(M)

@@ -311,12 +311,12 @@ def test_edge_incidence_matches_gather_and_scatter():
     dyn = LatentDynamics(body, Environment())
     a, b = body.edges[:, 0], body.edges[:, 1]
     x = torch.randn(2, 27, 4, dtype=F64)
-    assert torch.allclose(dyn.incidence.diff(x), x[:, a] - x[:, b], atol=1e-14)
+    assert torch.allclose(dyn.springs.diff(x), x[:, a] - x[:, b], atol=1e-14)
     f = torch.randn(2, len(a), 4, dtype=F64)
     expected = torch.zeros_like(x)
     expected.index_add_(1, a, f)
     expected.index_add_(1, b, -f)
-    assert torch.allclose(dyn.incidence.adjoint(f), expected, atol=1e-12)
+    assert torch.allclose(dyn.springs.adjoint(f), expected, atol=1e-12)
 
 
 def test_a_rollout_hands_back_ordinary_tensors():
