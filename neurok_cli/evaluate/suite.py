@@ -248,10 +248,11 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     :func:`rigid_residual`), against the rest pose aligned likewise (how far the engine's
     shape moved from rest at all). A pinned body (a clamped beam, a flag) has no path of its
     own to take out: its shape error is its vertex error. ``calibration``: {category:
-    {"stiffness": s, "damping": d}}."""
+    {"stiffness": s, "damping": d}}. Besides the per-category figures, "sequences" lists
+    every sequence's own (name, category, errors, latent peak, failed)."""
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed), cache=False)
     picks = picks if picks is not None else _stratified(ds, cfg.rollouts, cfg.seed)
-    rows, curves = [], {}
+    rows, curves, each = [], {}, []
     for j, idx in enumerate(picks):
         seq = load_sequence(ds.files[idx])
         # no further than the engine went: a shorter sequence has nothing to compare beyond
@@ -285,11 +286,15 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
                                      "shape_error": shape, "rest_shape_error": rest_shape,
                                      "latent_peak": peak}))
         curves.setdefault(mcfg.category, []).append(err)
+        each.append({"sequence": ds.files[idx].stem, "category": mcfg.category,
+                     **{k: v for k, v in rows[-1][1].items() if k != "failed"},
+                     "failed": failed})
         if progress:
             progress(j + 1, len(picks))
     out = _group(rows, ["error", "rest_error", "shape_error", "rest_shape_error", "failed",
                         "latent_peak"])
     out["curve"] = {c: np.nanmean(np.stack(v), axis=0).tolist() for c, v in curves.items()}
+    out["sequences"] = each
     return out
 
 

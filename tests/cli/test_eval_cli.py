@@ -45,6 +45,11 @@ def test_eval_reports_every_part_per_category(corpus, tmp_path):
     assert 0 <= roll["shape_error"]["all"] < 0.2 and 0 <= roll["rest_shape_error"]["all"] < 0.2
     assert "rollout shape error" in result.output
     assert all(len(c) == 16 for c in roll["curve"].values())  # 0.5 s at 30 fps, from t = 0
+    each = roll["sequences"]  # every sequence's own figures, whose means are the table's
+    assert len(each) == roll["count"]["all"] and all(s["sequence"] for s in each)
+    for cat in {s["category"] for s in each}:
+        mine = [s["error"] for s in each if s["category"] == cat]
+        assert abs(sum(mine) / len(mine) - roll["error"][cat]) < 1e-12
     assert plot.stat().st_size > 10_000
 
 
