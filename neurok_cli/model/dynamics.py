@@ -459,12 +459,18 @@ class LatentDynamics(nn.Module):
         bias = torch.cross(wq, fr["u"] + fr["Jqd"], dim=-1) + self.body.shape.curvature(qd)
         force, dissipative, wind, _ = self._external(t, fr)
         internal, _ = self._elastic(p)
-        g_body = force @ R + internal - self._mass1 * bias  # (S, Q, 3)
+        g_body = force @ R - self._mass1 * bias  # (S, Q, 3)
         W = fr["W"]
-        rhs = (W.reshape(W.shape[0], -1, W.shape[-1]).transpose(1, 2)
-               @ g_body.reshape(g_body.shape[0], -1, 1))[..., 0]
+        S, Qn = p.shape[:2]
+        rhs = (W.reshape(S, -1, W.shape[-1]).transpose(1, 2) @ g_body.reshape(S, -1, 1))[..., 0]
+        # the elastic energy is a function of q alone, so its forces act on q alone: Jᵀ f.
+        # A graph's springs exert no net torque anyway; a centreline's terms (and the graph
+        # acting on what the slices leave) are not invariant to turning the points, and their
+        # torque on the frame would be work that no energy pays for.
+        elastic = (fr["J"].reshape(S, Qn * 3, self.k).transpose(1, 2)
+                   @ internal.reshape(S, -1, 1))[..., 0]
         damping = qd @ self.D  # (S, k)
-        rhs[:, 6:] += self._bound(fr["q"])[0] - damping
+        rhs[:, 6:] += elastic + self._bound(fr["q"])[0] - damping
         acc = self._solve(self._mass_matrix(W), rhs)  # (S, n)
         theta_dot = (inv_right_jacobian(fr["th"], fr["skew"]) @ w[..., None])[..., 0]
         xdot = fr["xdot"]
