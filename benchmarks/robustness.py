@@ -2,10 +2,12 @@
 glTF the Khronos validator accepts.
 
     python benchmarks/robustness.py [--seconds 30] [--json out.json] [--weights neurok-base]
-        [--assets penguin chair ...] [--presets drop sway ...]
+        [--assets penguin chair ...] [--presets drop sway ...] [--material auto|soft|cloth|beam]
 
 A full 30 s sweep (8 assets x 6 presets) takes hours on a 2-core CPU; --assets and --presets
-split it into parts.
+split it into parts. ``--material`` makes every asset that material (default: each one's
+own, as ``neurok animate`` guesses it), e.g. ``beam`` to run the beam dynamics on shapes that
+are not beams.
 
 Bounded: no vertex ever farther than 5 x the asset's size from where it started (objects
 fall, slide and bounce, but nothing flies off). Prints a table, writes JSON; exits 1 when any
@@ -48,13 +50,15 @@ def validate(path: Path) -> tuple[int, int]:
     return report["numErrors"], report["numWarnings"]
 
 
-def check(name: str, preset: str, seconds: float, weights: str, tmp: Path) -> dict:
+def check(name: str, preset: str, seconds: float, weights: str, tmp: Path,
+          material: str = "auto") -> dict:
     src, extra = ASSETS[name]
     out = tmp / f"{name}-{preset}.glb"
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "neurok_cli", "animate", str(SHARED / src),
                            "-o", str(out), "--preset", preset, "--seconds", str(seconds),
-                           "--weights", weights, "--json", *extra], capture_output=True,
+                           "--weights", weights, "--material", material, "--json", *extra],
+                          capture_output=True,
                           text=True)
     row = {"asset": name, "preset": preset, "wall_s": time.perf_counter() - t0}
     if proc.returncode != 0:
@@ -84,6 +88,7 @@ def main() -> None:
     ap.add_argument("--weights", default="neurok-base")
     ap.add_argument("--assets", nargs="*", default=list(ASSETS))
     ap.add_argument("--presets", nargs="*", default=list(PRESETS))
+    ap.add_argument("--material", default="auto", choices=("auto", "soft", "cloth", "beam"))
     args = ap.parse_args()
     unknown = sorted(set(args.assets) - set(ASSETS)) + sorted(set(args.presets) - set(PRESETS))
     if unknown:
@@ -92,7 +97,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.assets:
             for preset in args.presets:
-                row = check(name, preset, args.seconds, args.weights, Path(tmp))
+                row = check(name, preset, args.seconds, args.weights, Path(tmp),
+                            args.material)
                 rows.append(row)
                 if args.json:  # after every run: a long sweep cut short keeps what it did
                     write_json(args.json, args.seconds, rows)
