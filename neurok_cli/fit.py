@@ -49,7 +49,8 @@ class FitConfig:
     steps: int = 150  # Adam steps per fit
     points: int = 2048  # observed points in the Chamfer fit
     samples: int = 10_000  # samples each way for the reported Chamfer-L1
-    fps: float = 30.0  # frame rate of a frame folder (a glTF carries its own times)
+    fps: float | None = None  # frame rate of a frame folder (default: its frames.json's,
+    # else 30; a glTF carries its own times)
     up: str | None = None
     seed: int = 0
     weights: str = "neurok-base"
@@ -91,17 +92,21 @@ class FitResult:
     initial: dict[str, dict] = field(default_factory=dict)  # "first"/"last" -> state
 
 
-def load_observation(path: Path, *, up: str | None = None, fps: float = 30.0) -> Observation:
-    """A sequence (folder of frames, or a glTF with animation), a mesh, or a point cloud."""
-    from .io.frames import read_frames
+def load_observation(path: Path, *, up: str | None = None, fps: float | None = None
+                     ) -> Observation:
+    """A sequence (folder of frames, or a glTF with animation), a mesh, or a point cloud.
+    ``fps``: a frame folder's rate (default: its frames.json's, else 30)."""
+    from .io.frames import frame_info, read_frames
     from .io.gltf_read import read_animated
     from .io.points import READERS, load_points
 
     if path.suffix.lower() in READERS and path.suffix.lower() not in (".obj", ".ply"):
         return Observation("points", load_points(path)[None], None, np.zeros(1))
+    if fps is not None and not fps > 0:
+        raise UsageError(f"--fps must be > 0, got {fps}")
     if path.is_dir():
         asset, frames = read_frames(path)
-        times = np.arange(len(frames)) / fps
+        times = np.arange(len(frames)) / (fps or frame_info(path).get("fps", 30.0))
         return Observation("sequence", frames, asset.faces, times, asset)
     if path.suffix.lower() in GLTF_SUFFIXES:
         asset = load_mesh(path)

@@ -59,14 +59,15 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
                     faces=seq.faces.astype(np.int64))
         return [part], [seq.frames.astype(np.float64)], cfg.fps or float(seq.fps), []
     if path.is_dir():
-        from .io.frames import read_frames
+        from .io.frames import frame_info, read_frames
 
         asset, frames = read_frames(path)
-        if cfg.up == "z":
+        info = frame_info(path)  # what our own writer recorded: the defaults
+        if (cfg.up or info.get("up")) == "z":
             frames = frames @ Z_UP_TO_Y_UP.T
         offs = asset.offsets
-        return asset.parts, [frames[:, a:b] for a, b in zip(offs, offs[1:])], cfg.fps or 30.0, \
-            asset.warnings
+        return asset.parts, [frames[:, a:b] for a, b in zip(offs, offs[1:])], \
+            cfg.fps or info.get("fps", 30.0), asset.warnings
     if path.suffix.lower() in GLTF_SUFFIXES:
         from .io.gltf_anim import key_times, sample_positions
 

@@ -26,7 +26,8 @@ def fit(
     points: Annotated[int, Opt(help="Observed points in the Chamfer fit.")] = 2048,
     samples: Annotated[int, Opt(help="Surface samples each way for the reported error.")
                        ] = 10_000,
-    fps: Annotated[float, Opt(help="Frame rate of a frame folder.")] = 30.0,
+    fps: Annotated[float | None, Opt(help="Frame rate of a frame folder (default: its "
+                                           "frames.json's, else 30).")] = None,
     up: o.Up = None,
     seed: Annotated[int, Opt(help="Random seed.")] = 0,
     weights: o.Weights = "neurok-base",

@@ -57,11 +57,16 @@ def describe(path: str | Path, *, up: str | None = None) -> dict:
     """Facts about a mesh file, or a frame folder (then with its frame count)."""
     path = Path(path)
     if path.is_dir():
-        from .frames import frame_files
+        from .frames import frame_files, frame_info
 
         files = frame_files(path)
-        info = describe_asset(load_mesh(files[0], up=up))
+        recorded = frame_info(path)  # our writer's frames.json: the up axis, the frame rate
+        info = describe_asset(load_mesh(files[0], up=up or recorded.get("up")))
         info.update(file=str(path), format=f"{files[0].suffix[1:]} frames", frames=len(files))
+        if "fps" in recorded:
+            info["fps"] = recorded["fps"]
+        if up is None and "up" in recorded:
+            info["up_from"] = "frames.json"
         return info
     info = describe_asset(load_mesh(path, up=up))
     info["frames"] = 1
@@ -70,6 +75,8 @@ def describe(path: str | Path, *, up: str | None = None) -> dict:
 
 def _up_text(info: dict) -> str:
     up, fmt = info["up"], info["format"].split()[0]
+    if info.get("up_from"):
+        return f"{up} (as {info['up_from']} records; --up to override)"
     if fmt in ("glb", "gltf"):
         return f"{up} (glTF is always +Y up)"
     return f"{up} (--up {'y' if up == 'z' else 'z'} if not; STL defaults to z, OBJ and PLY to y)"
@@ -87,7 +94,8 @@ def summary_rows(info: dict) -> list[tuple[str, str]]:
             ("extent", ", ".join(f"{x:.4g}" for x in ext)), ("up axis", _up_text(info)),
             ("units", info["units"]), ("morph targets", str(info["morph_targets"]))]
     if info.get("frames", 1) > 1:
-        rows.append(("frames", str(info["frames"])))
+        rows.append(("frames", str(info["frames"]) + (f" at {info['fps']:g} fps"
+                                                      if "fps" in info else "")))
     for a in info["animations"]:
         chans = ", ".join(f"{n} {k}" for k, n in a["channels"].items())
         rows.append((f"animation {a['index']}", f"'{a['name']}': {a['duration_s']:.3g} s; {chans}"))

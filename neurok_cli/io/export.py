@@ -84,7 +84,7 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
         warnings = []
         if len(motions) > 1:
             warnings.append("frame folders hold one motion; wrote the first")
-        files = write_frames(asset, motions[0], path, fmt=fmt,
+        files = write_frames(asset, motions[0], path, fmt=fmt, fps=fps,
                              progress=(lambda i: progress(i, len(motions[0]))) if progress
                              else None)
         return ExportResult(path, fmt, sum(f.stat().st_size for f in files),

@@ -1,11 +1,14 @@
 """Per-frame mesh sequences: ``name_0000.obj`` ... (or .ply) in a folder, written and read.
 
 OBJ frames keep the file's parts, UVs and materials (one shared ``.mtl`` and its textures);
-PLY frames are binary with positions and faces only.
+PLY frames are binary with positions and faces only. A folder we write also holds
+``frames.json``: the frame rate and the up axis of the file frame the vertices are in (OBJ
+and PLY carry neither), which readers take as defaults.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +21,7 @@ from .atomic import atomic_dir
 from .colors import linear_to_srgb
 
 FRAME_FORMATS = ("obj", "ply")
+INFO = "frames.json"  # frame rate and up axis of a frame folder
 _FRAME_RE = re.compile(r"^(.*?)[_\-.]?(\d+)$")
 
 
@@ -78,8 +82,10 @@ def _ply_bytes(positions: np.ndarray, faces: np.ndarray) -> bytes:
 
 
 def write_frames(asset: Asset, frames: np.ndarray, folder: str | Path, *, fmt: str = "obj",
+                 fps: float | None = None,
                  progress: Callable[[int], None] | None = None) -> list[Path]:
-    """Write ``frames`` (T, N, 3) of the asset's file vertices as one mesh file per frame.
+    """Write ``frames`` (T, N, 3) of the asset's file vertices as one mesh file per frame,
+    and ``frames.json`` with ``fps`` (when given) and the asset's up axis.
 
     The folder is created (or replaced) atomically. Returns the written frame files.
     """
@@ -102,7 +108,35 @@ def write_frames(asset: Asset, frames: np.ndarray, folder: str | Path, *, fmt: s
             names.append(name)
             if progress:
                 progress(i + 1)
+        info = {"frames": len(names), "up": asset.up or "y"}
+        if fps is not None:
+            info["fps"] = float(fps)
+        (tmp / INFO).write_text(json.dumps(info, indent=2) + "\n")
     return [folder / n for n in names]
+
+
+def frame_info(folder: str | Path) -> dict:
+    """What a frame folder's ``frames.json`` says ("fps", "up"), or {} when it has none."""
+    path = Path(folder) / INFO
+    if not path.is_file():
+        return {}
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"{path}: not valid JSON ({e})") from e
+    if not isinstance(info, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    out = {}
+    if "fps" in info:
+        fps = info["fps"]
+        if not isinstance(fps, (int, float)) or isinstance(fps, bool) or not fps > 0:
+            raise InputError(f"{path}: fps must be a positive number, got {fps!r}")
+        out["fps"] = float(fps)
+    if "up" in info:
+        if info["up"] not in ("y", "z"):
+            raise InputError(f"{path}: up must be \"y\" or \"z\", got {info['up']!r}")
+        out["up"] = info["up"]
+    return out
 
 
 def frame_files(folder: str | Path) -> list[Path]:
