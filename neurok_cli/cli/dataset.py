@@ -84,8 +84,11 @@ def import_cmd(
     category: Annotated[str | None, typer.Option(
         help="Category recorded in each sequence (default: imported).")] = None,
     fps: Annotated[float | None, typer.Option(
-        help="Frames per second (default: glTF keyframe rate if even, else 30).")] = None,
-    up: Annotated[str, typer.Option(help="Up axis of OBJ/PLY/.anime input: y or z.")] = "y",
+        help="Frames per second (default: glTF keyframe rate if even, a frame folder's "
+             "frames.json, else 30).")] = None,
+    up: Annotated[str | None, typer.Option(
+        help="Up axis of OBJ/PLY/.anime input: y or z (default: a frame folder's "
+             "frames.json, else y).")] = None,
     size: Annotated[float | None, typer.Option(
         help="Largest extent of OBJ/PLY/.anime rest meshes, metres (default: units as metres).")
     ] = None,

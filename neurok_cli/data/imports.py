@@ -158,19 +158,23 @@ def import_gltf(path: str | Path, *, fps: float | None = None) -> list[Sequence]
 
 
 # --- OBJ/PLY frame folders ------------------------------------------------------------------
-def import_frames(folder: str | Path, *, fps: float = DEFAULT_FPS, up: str = "y",
+def import_frames(folder: str | Path, *, fps: float | None = None, up: str | None = None,
                   size: float | None = None) -> list[Sequence]:
     """One sequence from a folder of numbered OBJ/PLY frames sharing one topology.
 
     Args:
         folder: holds ``name_0000.obj`` ... (or .ply); the first frame is the rest.
-        fps: frames per second. up: the files' up axis, "y" or "z" (turned to +Y up).
+        fps: frames per second. up: the files' up axis, "y" or "z" (turned to +Y up); each
+            by default what the folder's frames.json records (our frame folders have one),
+            else 30 and "y".
         size: largest extent of the rest in metres; None reads file units as metres.
     """
-    from ..io.frames import read_frames
+    from ..io.frames import frame_info, read_frames
 
-    _check_options(fps=fps, up=up, size=size)
     folder = Path(folder)
+    recorded = frame_info(folder)
+    fps, up = fps or recorded.get("fps", DEFAULT_FPS), up or recorded.get("up", "y")
+    _check_options(fps=fps, up=up, size=size)
     asset, frames = read_frames(folder)  # (T, N, 3) file vertices
     welded = asset.welded()
     wf, gap = _on_welded(welded, frames)
@@ -323,7 +327,7 @@ def _open_header(out: Path, options: dict) -> tuple[Header, bool]:
 
 
 def import_path(src: str | Path, out: str | Path, *, split: str = "train",
-                category: str | None = None, fps: float | None = None, up: str = "y",
+                category: str | None = None, fps: float | None = None, up: str | None = None,
                 size: float | None = None,
                 progress: Callable[[int, int], None] | None = None) -> ImportReport:
     """Import a glTF/GLB, ``.anime`` file, frame folder, or a folder of many into ``out``.
@@ -331,10 +335,11 @@ def import_path(src: str | Path, out: str | Path, *, split: str = "train",
     Each sequence goes to ``out/<split>/<stem>[_<i>].npz`` (``_<i>`` for glTF files with several
     animations); sequences already there are skipped. ``dataset.json`` is created, or its
     counts are merged. ``up`` and ``size`` apply to unitless sources (frames, .anime); glTF is
-    metres, +Y up. ``fps`` None: glTF keyframe rate (else 30), 30 for the others.
+    metres, +Y up. ``fps`` None: glTF keyframe rate (else 30), a frame folder's frames.json
+    (else 30), 30 for .anime; ``up`` None: a frame folder's frames.json, else "y".
     ``progress(done, total)`` is called after each source.
     """
-    _check_options(fps=fps, up=up, size=size)
+    _check_options(fps=fps, up=up or "y", size=size)
     if split not in SPLITS:
         raise UsageError(f"--split must be one of {', '.join(SPLITS)}, not {split!r}")
     category = category or "imported"
@@ -343,7 +348,7 @@ def import_path(src: str | Path, out: str | Path, *, split: str = "train",
     if not sources:
         raise InputError(f"{src}: found no .glb, .gltf, .anime files or numbered OBJ/PLY frame "
                          "folders to import")
-    if src.is_file() and sources[0][0] == "gltf" and (up != "y" or size is not None):
+    if src.is_file() and sources[0][0] == "gltf" and (up not in (None, "y") or size is not None):
         raise UsageError(f"{src}: glTF is metres and +Y up; --up and --size apply to OBJ/PLY "
                          "frames and .anime files only")
     options = {"source": str(src), "split": split, "category": category, "fps": fps, "up": up,
@@ -379,8 +384,10 @@ def _import_one(kind: str, path: Path, stem: str, folder: Path, root: Path,
         return
     if kind == "gltf":
         seqs = _gltf_sequences(path, opts["fps"], missing)
+    elif kind == "frames":  # its frames.json fills in what the options leave open
+        seqs = import_frames(path, fps=opts["fps"], up=opts["up"], size=opts["size"])
     else:
-        seqs = IMPORTERS[kind](path, fps=opts["fps"] or DEFAULT_FPS, up=opts["up"],
+        seqs = IMPORTERS[kind](path, fps=opts["fps"] or DEFAULT_FPS, up=opts["up"] or "y",
                                size=opts["size"])
     for i, seq in zip(missing, seqs):
         seq.meta.update(file=rel, category=report.category)

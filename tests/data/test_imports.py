@@ -190,6 +190,22 @@ def test_frames_z_up_size_and_weld(tmp_path, fmt):
     assert seq.meta["up"] == "z"
 
 
+def test_our_frame_folders_bring_their_rate_and_up_axis(tmp_path):
+    teapot = load_mesh(asset_path("teapot"))  # STL: +Z up; its frames stay in the file frame
+    motion = wobble(teapot.vertices, 3)
+    write_frames(teapot, motion, tmp_path / "seq", fmt="ply", fps=24.0)
+    (seq,) = import_frames(tmp_path / "seq")
+    assert seq.fps == 24.0 and seq.meta["up"] == "z"
+    assert np.ptp(seq.rest_vertices[:, 1]) == pytest.approx(np.ptp(motion[0][:, 2]),
+                                                            rel=1e-5)  # upright
+    (told,) = import_frames(tmp_path / "seq", fps=10, up="y")  # options still decide
+    assert told.fps == 10 and told.meta["up"] == "y"
+    report = import_path(tmp_path / "seq", tmp_path / "ds")
+    assert report.imported == 1
+    (stored,) = (tmp_path / "ds" / "train").glob("*.npz")
+    assert load_sequence(stored).fps == 24.0
+
+
 def test_bad_options():
     with pytest.raises(UsageError, match="--up"):
         import_frames("nowhere", up="x")
