@@ -30,6 +30,7 @@ from neurok_cli.animate import PRESETS
 from neurok_cli.io.gltf_doc import load_document
 from neurok_cli.io.gltf_read import read_animated
 from neurok_cli.io.mesh import load_mesh
+from neurok_cli.sim.conditions import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
@@ -88,7 +89,7 @@ def main() -> None:
     ap.add_argument("--weights", default="neurok-base")
     ap.add_argument("--assets", nargs="*", default=list(ASSETS))
     ap.add_argument("--presets", nargs="*", default=list(PRESETS))
-    ap.add_argument("--material", default="auto", choices=("auto", "soft", "cloth", "beam"))
+    ap.add_argument("--material", default="auto", choices=("auto", *CATEGORIES))
     args = ap.parse_args()
     unknown = sorted(set(args.assets) - set(ASSETS)) + sorted(set(args.presets) - set(PRESETS))
     if unknown:

@@ -173,7 +173,8 @@ def import_frames(folder: str | Path, *, fps: float | None = None, up: str | Non
 
     folder = Path(folder)
     recorded = frame_info(folder)
-    fps, up = fps or recorded.get("fps", DEFAULT_FPS), up or recorded.get("up", "y")
+    fps = recorded.get("fps", DEFAULT_FPS) if fps is None else fps
+    up = recorded.get("up", "y") if up is None else up
     _check_options(fps=fps, up=up, size=size)
     asset, frames = read_frames(folder)  # (T, N, 3) file vertices
     welded = asset.welded()
@@ -221,14 +222,15 @@ def read_anime(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     return frames.astype(np.float64), faces
 
 
-def import_anime(path: str | Path, *, fps: float = DEFAULT_FPS, up: str = "y",
+def import_anime(path: str | Path, *, fps: float | None = None, up: str | None = None,
                  size: float | None = None) -> list[Sequence]:
     """One sequence from a DeformingThings4D ``.anime`` file (frame 0 is the rest).
 
-    ``fps``, ``up`` and ``size`` as in :func:`import_frames`.
+    ``fps``, ``up`` and ``size`` as in :func:`import_frames` (defaults 30 and "y").
     """
     from ..io.mesh import weld
 
+    fps, up = DEFAULT_FPS if fps is None else fps, "y" if up is None else up
     _check_options(fps=fps, up=up, size=size)
     path = Path(path)
     frames, faces = read_anime(path)
@@ -384,11 +386,8 @@ def _import_one(kind: str, path: Path, stem: str, folder: Path, root: Path,
         return
     if kind == "gltf":
         seqs = _gltf_sequences(path, opts["fps"], missing)
-    elif kind == "frames":  # its frames.json fills in what the options leave open
-        seqs = import_frames(path, fps=opts["fps"], up=opts["up"], size=opts["size"])
-    else:
-        seqs = IMPORTERS[kind](path, fps=opts["fps"] or DEFAULT_FPS, up=opts["up"] or "y",
-                               size=opts["size"])
+    else:  # each importer fills in what the options leave open (None)
+        seqs = IMPORTERS[kind](path, fps=opts["fps"], up=opts["up"], size=opts["size"])
     for i, seq in zip(missing, seqs):
         seq.meta.update(file=rel, category=report.category)
         if "seam_gap" in seq.meta:

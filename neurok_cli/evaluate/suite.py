@@ -287,8 +287,7 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
                                      "latent_peak": peak}))
         curves.setdefault(mcfg.category, []).append(err)
         each.append({"sequence": ds.files[idx].stem, "category": mcfg.category,
-                     **{k: v for k, v in rows[-1][1].items() if k != "failed"},
-                     "failed": failed})
+                     **rows[-1][1], "failed": failed})
         if progress:
             progress(j + 1, len(picks))
     out = _group(rows, ["error", "rest_error", "shape_error", "rest_shape_error", "failed",

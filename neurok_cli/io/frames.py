@@ -108,7 +108,7 @@ def write_frames(asset: Asset, frames: np.ndarray, folder: str | Path, *, fmt: s
             names.append(name)
             if progress:
                 progress(i + 1)
-        info = {"frames": len(names), "up": asset.up or "y"}
+        info = {"up": asset.up}
         if fps is not None:
             info["fps"] = float(fps)
         (tmp / INFO).write_text(json.dumps(info, indent=2) + "\n")

@@ -355,3 +355,10 @@ def test_seams_that_open_in_motion_are_reported(tmp_path):
     report = import_path(tmp_path / "torn.glb", tmp_path / "ds")
     assert report.imported == 1 and "seams open" in report.warnings[0]
     assert load_sequence(tmp_path / "ds" / "train" / "torn.npz").meta["seam_gap"] > 0.01
+
+
+def test_a_zero_frame_rate_is_refused_not_replaced(tmp_path):
+    teapot = load_mesh(asset_path("teapot"))
+    write_frames(teapot, wobble(teapot.vertices, 2), tmp_path / "seq", fmt="ply", fps=24.0)
+    with pytest.raises(UsageError, match="--fps"):
+        import_frames(tmp_path / "seq", fps=0)

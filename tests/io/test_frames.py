@@ -84,7 +84,7 @@ def test_a_folder_records_its_frame_rate_and_up_axis(tmp_path):
     export_motion(teapot, [frames], tmp_path / "seq", fps=24.0)
     assert frame_info(tmp_path / "seq") == {"fps": 24.0, "up": "z"}
     # preview turns the frames upright and plays them at 24 fps without being told
-    parts, told, fps, _ = _load_motion(PreviewConfig(tmp_path / "seq", tmp_path / "o.mp4", up="z",
+    _, told, fps, _ = _load_motion(PreviewConfig(tmp_path / "seq", tmp_path / "o.mp4", up="z",
                                                        fps=24.0))
     _, found, fps_found, _ = _load_motion(PreviewConfig(tmp_path / "seq", tmp_path / "o.mp4"))
     assert fps_found == fps == 24.0
