@@ -1,7 +1,9 @@
-"""``neurok preview``: render an animated glTF, a frame folder or a static mesh to MP4/GIF."""
+"""``neurok preview``: render an animated glTF, a frame folder or a static mesh to MP4/GIF,
+or one frame of it to a PNG still."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +15,9 @@ from .io.asset import Part
 from .io.mesh import GLTF_SUFFIXES, Z_UP_TO_Y_UP, load_mesh
 from .io.render import Camera, available_backends, render_frames
 from .io.render_parts import render_parts
-from .io.video import VIDEO_FORMATS, write_video
+from .io.video import VIDEO_FORMATS, write_image, write_video
+
+STILL = ".png"
 
 
 @dataclass
@@ -21,7 +25,7 @@ class PreviewConfig:
     """Options of a preview render."""
 
     input: Path  # animated glTF/GLB, frame folder, dataset .npz, or a static mesh (turntable)
-    output: Path  # .mp4 or .gif
+    output: Path  # .mp4 or .gif, or .png for one frame (a still)
     fps: float | None = None  # sampling rate; default: the file's keys (glTF) or 30
     width: int = 640
     height: int = 480
@@ -31,6 +35,7 @@ class PreviewConfig:
     up: str | None = None  # "y" or "z" for OBJ/PLY/STL frames
     max_seconds: float = 600.0  # refuse longer animations (a typo in a file, not a movie)
     turntable_seconds: float = 4.0  # a static mesh is shown turning once in this time
+    at: float | None = None  # a still's time (s); default: the middle of the animation
 
 
 @dataclass
@@ -45,6 +50,7 @@ class PreviewReport:
     triangles: int
     renderer: str
     warnings: list[str] = field(default_factory=list)
+    still: bool = False  # one frame; ``seconds`` is then its time
 
 
 def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], float, list[str]]:
@@ -106,11 +112,16 @@ def turntable(vertices: np.ndarray, frames: int) -> np.ndarray:
 
 def preview(cfg: PreviewConfig, *, progress: Callable[[int, int], None] | None = None
             ) -> PreviewReport:
-    """Render ``cfg.input`` to ``cfg.output``; ``progress(done, total)`` after each frame."""
+    """Render ``cfg.input`` to ``cfg.output``; ``progress(done, total)`` after each frame.
+    A ``.png`` output is one frame, at ``cfg.at`` seconds (default the middle), framed as
+    the whole animation is."""
     suffix = cfg.output.suffix.lower()
-    if suffix not in VIDEO_FORMATS:
-        raise UsageError(f"{cfg.output}: preview writes {', '.join(VIDEO_FORMATS)}; "
-                         "choose one of those extensions")
+    if suffix not in (*VIDEO_FORMATS, STILL):
+        raise UsageError(f"{cfg.output}: preview writes {', '.join(VIDEO_FORMATS)} or a "
+                         f"{STILL} still; choose one of those extensions")
+    if cfg.at is not None and (suffix != STILL or not (math.isfinite(cfg.at) and cfg.at >= 0)):
+        raise UsageError(f"--at picks a still's time: give a {STILL} output and a time >= 0 "
+                         f"s, not {cfg.at} for {cfg.output.name}")
     if cfg.width < 16 or cfg.height < 16 or cfg.width > 8192 or cfg.height > 8192:
         raise UsageError(f"image size {cfg.width}x{cfg.height} is out of range (16..8192)")
     if cfg.fps is not None and not 0 < cfg.fps <= 240:
@@ -120,8 +131,23 @@ def preview(cfg: PreviewConfig, *, progress: Callable[[int, int], None] | None =
     total = len(positions[0])
     camera = Camera(width=cfg.width, height=cfg.height, azimuth=cfg.azimuth,
                     elevation=cfg.elevation)
+    select = None
+    if suffix == STILL:
+        end = (total - 1) / fps
+        if cfg.at is not None and cfg.at > end + 0.5 / fps:
+            raise UsageError(f"--at {cfg.at:g} s is past the end of {cfg.input.name} "
+                             f"({end:.3g} s)")
+        select = [min(round(cfg.at * fps), total - 1) if cfg.at is not None else total // 2]
     frames = render_frames(render_parts(parts), [p.astype(np.float32) for p in positions],
-                           camera, backend=backend)
+                           camera, backend=backend, select=select)
+    if select is not None:
+        write_image(next(iter(frames)), cfg.output)
+        if progress:
+            progress(1, 1)
+        return PreviewReport(output=cfg.output, frames=1, fps=fps, seconds=select[0] / fps,
+                             vertices=sum(len(p.vertices) for p in parts),
+                             triangles=sum(len(p.faces) for p in parts),
+                             renderer=backend, warnings=warnings, still=True)
     n = write_video(frames, cfg.output, fps=fps,
                     progress=(lambda i: progress(i, total)) if progress else None)
     return PreviewReport(output=cfg.output, frames=n, fps=fps, seconds=n / fps,

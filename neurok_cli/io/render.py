@@ -51,27 +51,34 @@ class Camera:
     fov_y: float = 35.0  # vertical field of view, degrees
 
 
-Backend = Callable[[Scene, list[PreparedPart], Sequence[np.ndarray], int], Iterator[np.ndarray]]
+Backend = Callable[[Scene, list[PreparedPart], Sequence[np.ndarray], list[int]],
+                   Iterator[np.ndarray]]
 
 
 def render_frames(parts: Sequence[RenderPart], positions: Sequence[np.ndarray],
                   camera: Camera | None = None, *, backend: str = "auto",
-                  ground: bool = True) -> Iterator[np.ndarray]:
+                  ground: bool = True, select: Sequence[int] | None = None
+                  ) -> Iterator[np.ndarray]:
     """Render an animation frame by frame.
 
     ``positions[p]`` is (T, N_p, 3) float32 world positions of part ``p`` over T frames
     (+Y up, any units). ``backend`` is "auto" (gl when an EGL context can be made, else numpy),
-    "gl" or "numpy". Inputs are checked and the backend chosen at call time; frames are
-    rendered lazily. Yields T images (H, W, 3) uint8 sRGB, top row first.
+    "gl" or "numpy". ``select``: the frames to draw (default all), framed as the whole
+    animation is, so a still matches the video's view. Inputs are checked and the backend
+    chosen at call time; frames are rendered lazily. Yields one image (H, W, 3) uint8 sRGB
+    per frame drawn, top row first.
     """
     camera = camera or Camera()
     if camera.width < 1 or camera.height < 1 or not 0.0 < camera.fov_y < 180.0:
         raise UsageError("camera: width and height must be >= 1 and fov_y between 0 and 180")
     name = _choose_backend(backend)
     prepared, frames, everything, n_frames = _check_inputs(parts, positions)
+    order = list(range(n_frames)) if select is None else [int(t) for t in select]
+    if any(not 0 <= t < n_frames for t in order):
+        raise UsageError(f"render: frames {order} asked of an animation of {n_frames}")
     scene = frame_scene(everything, camera.width, camera.height, azimuth=camera.azimuth,
                         elevation=camera.elevation, fov_y=camera.fov_y, ground=ground)
-    return _BACKENDS[name](scene, prepared, frames, n_frames)
+    return _BACKENDS[name](scene, prepared, frames, order)
 
 
 def available_backends() -> list[str]:
@@ -146,19 +153,19 @@ def _texture_inputs(part: RenderPart, n: int, i: int,
 
 
 def _numpy_frames(scene: Scene, parts: list[PreparedPart], frames: Sequence[np.ndarray],
-                  n_frames: int) -> Iterator[np.ndarray]:
+                  order: list[int]) -> Iterator[np.ndarray]:
     renderer = NumpyRenderer(scene, parts)
-    for t in range(n_frames):
+    for t in order:
         yield renderer.frame([np.asarray(f[t], np.float32) for f in frames])
 
 
 
 
 def _gl_frames(scene: Scene, parts: list[PreparedPart], frames: Sequence[np.ndarray],
-               n_frames: int) -> Iterator[np.ndarray]:
+               order: list[int]) -> Iterator[np.ndarray]:
     renderer = _GLRenderer(_gl_state(), scene, parts)
     try:
-        for t in range(n_frames):
+        for t in order:
             yield renderer.frame([np.asarray(f[t], np.float32) for f in frames])
     finally:
         renderer.release()

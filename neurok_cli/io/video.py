@@ -1,4 +1,5 @@
-"""Encoding rendered frames: H.264 MP4 through ffmpeg (imageio-ffmpeg), GIF through Pillow.
+"""Encoding rendered frames: H.264 MP4 through ffmpeg (imageio-ffmpeg), GIF through Pillow,
+and single stills as PNG (Pillow).
 
 Outputs are written atomically (``atomic_path``): an encode that fails or is interrupted,
 including by an exception from the frame iterator, leaves no file behind.
@@ -116,3 +117,21 @@ def _write_gif(frames: Iterator[np.ndarray], tmp: Path, fps: float,
 
 
 VIDEO_FORMATS: dict[str, Writer] = {".mp4": _write_mp4, ".gif": _write_gif}
+
+
+def write_image(frame: np.ndarray, path: str | Path) -> None:
+    """One rendered frame ((H, W, 3) uint8 RGB, top row first) as a PNG at ``path``."""
+    from PIL import Image
+
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise OutputError(f"{path}: a still is written as .png, not "
+                          f"{path.suffix or '(no extension)'!r}")
+    image = Image.fromarray(_rgb(frame, None, 0))
+    try:
+        with atomic_path(path) as tmp:
+            image.save(tmp, format="PNG", optimize=True)
+    except OSError as exc:
+        line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise OutputError(f"{path}: could not write the image ({line}); check the folder is "
+                          "writable and has free space") from exc

@@ -73,6 +73,34 @@ def test_preview_of_our_own_glb_and_a_frame_folder(tmp_path):
     assert iio.imread(out, index=None).shape[0] == 48
 
 
+def test_preview_still_png_at_a_time(tmp_path):
+    flag = ROOT / "examples" / "flag.glb"
+    size = ["--width", "96", "--height", "72", "--renderer", "numpy"]
+    video = tmp_path / "flag.gif"
+    assert _run("preview", str(flag), "-o", str(video), "--fps", "24", *size).exit_code == 0
+    frames = iio.imread(video, index=None)
+    still = tmp_path / "flag.png"
+    result = _run("preview", str(flag), "-o", str(still), "--at", "0.5", "--json", *size)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["still"] and report["frames"] == 1
+    assert report["seconds"] == pytest.approx(0.5, abs=1e-4)
+    image = iio.imread(still)
+    assert image.shape == (72, 96, 3)
+    # the GIF's frame 12 (0.5 s at 24 fps), up to its 256-colour palette
+    assert np.abs(image.astype(int) - frames[12][..., :3].astype(int)).mean() < 4
+    assert np.abs(image.astype(int) - frames[0][..., :3].astype(int)).mean() > \
+        np.abs(image.astype(int) - frames[12][..., :3].astype(int)).mean()
+    middle = tmp_path / "middle.png"
+    result = _run("preview", str(flag), "-o", str(middle), "--json", *size)
+    assert result.exit_code == 0 and json.loads(result.output)["seconds"] > 0.5
+    for args, needle in ((["-o", str(tmp_path / "late.png"), "--at", "60"], "past the end"),
+                         (["-o", str(tmp_path / "v.mp4"), "--at", "1"], ".png")):
+        result = _run("preview", str(flag), *args, *size)
+        assert result.exit_code == 1 and needle in result.stderr, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flag.gif", "flag.png", "middle.png"]
+
+
 def _bad_inputs(tmp_path):
     (tmp_path / "empty.obj").write_text("")
     (tmp_path / "pts.obj").write_text("v 0 0 0\nv 1 0 0\n")

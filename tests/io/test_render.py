@@ -67,6 +67,17 @@ def test_moving_mesh_changes_static_mesh_does_not(backend: str) -> None:
     assert not np.array_equal(frames[1], frames[2])
 
 
+def test_selected_frames_are_the_animations_own(backend: str) -> None:
+    """A still is the frame the whole animation would draw there: same camera framing."""
+    v, f = _sphere()
+    moving = np.stack([v + np.float32([0.5 * t, 0.3 * t, 0.0]) for t in range(3)])
+    frames = _render([RenderPart(f)], [moving], backend)
+    (still,) = render_frames([RenderPart(f)], [moving], SMALL, backend=backend, select=[2])
+    assert np.array_equal(still, frames[2])
+    with pytest.raises(UsageError, match="frames"):
+        render_frames([RenderPart(f)], [moving], SMALL, backend=backend, select=[3])
+
+
 def test_degenerate_meshes_render(backend: str) -> None:
     xs, zs = np.meshgrid(np.linspace(-1, 1, 5), np.linspace(-1, 1, 5))
     sheet = np.stack([xs.ravel(), np.zeros(25), zs.ravel()], 1).astype(np.float32)
