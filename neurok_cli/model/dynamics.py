@@ -669,9 +669,20 @@ def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Even
 
     Runs in inference mode (no gradients flow through a rollout): each of the ~100 small
     tensor operations of an evaluation then skips autograd's bookkeeping, ~20 % of an
-    evaluation's time on CPU. What it returns, and ``dyn``, hold ordinary tensors again."""
-    with torch.inference_mode():
-        out = _rollout(dyn, y0, times, events=events, method=method, step=step)
+    evaluation's time on CPU. What it returns, and ``dyn``, hold ordinary tensors again.
+
+    On CPU it runs on one thread: an evaluation's tensors hold a few hundred numbers, too few
+    for intra-op threads to gain anything, and the threads' hand-offs cost far more than
+    the arithmetic once another process shares the cores (a 10k-vertex sphere's 1 s clip
+    while two processes ran: integration 2.0-2.4 s on one thread, 6.9-9.5 s on two)."""
+    threads = torch.get_num_threads()
+    if y0.device.type == "cpu":
+        torch.set_num_threads(1)
+    try:
+        with torch.inference_mode():
+            out = _rollout(dyn, y0, times, events=events, method=method, step=step)
+    finally:
+        torch.set_num_threads(threads)
     dyn.R_ref, dyn._memo = dyn.R_ref.clone(), None
     return Rollout(times=out.times.clone(), rotation=out.rotation.clone(),
                    translation=out.translation.clone(), q=out.q.clone(),

@@ -327,3 +327,27 @@ def test_a_rollout_hands_back_ordinary_tensors():
         assert not t.is_inference()
     roll.q.add_(1.0)  # in-place updates work
     dyn.R_ref.mul_(1.0)
+
+
+def test_a_rollout_runs_on_one_thread_and_restores_the_callers_count():
+    """The ODE's tensors are tiny: a rollout integrates on one CPU thread, and leaves the
+    thread count as it found it, also when the motion fails."""
+    torch.set_num_threads(2)
+    seen = []
+
+    class Watch(LatentDynamics):
+        def forward(self, t, y):
+            seen.append(torch.get_num_threads())
+            return super().forward(t, y)
+
+    body = cube_body()
+    dyn = Watch(body, Environment(ground=False))
+    y0 = dyn.initial_state(torch.tensor([[0.3, 0.0, 0.1]], dtype=F64),
+                           torch.zeros(1, 3, dtype=F64), torch.zeros(3, dtype=F64),
+                           torch.zeros(3, dtype=F64))
+    rollout(dyn, y0, torch.tensor([0.0, 0.05], dtype=F64))
+    assert seen and set(seen) == {1}
+    assert torch.get_num_threads() == 2
+    with pytest.raises(FloatingPointError):
+        rollout(dyn, torch.full_like(y0, math.nan), torch.tensor([0.0, 0.05], dtype=F64))
+    assert torch.get_num_threads() == 2
