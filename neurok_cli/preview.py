@@ -140,17 +140,15 @@ def preview(cfg: PreviewConfig, *, progress: Callable[[int, int], None] | None =
         select = [min(round(cfg.at * fps), total - 1) if cfg.at is not None else total // 2]
     frames = render_frames(render_parts(parts), [p.astype(np.float32) for p in positions],
                            camera, backend=backend, select=select)
+    sizes = dict(vertices=sum(len(p.vertices) for p in parts),
+                 triangles=sum(len(p.faces) for p in parts), renderer=backend,
+                 warnings=warnings)
     if select is not None:
         write_image(next(iter(frames)), cfg.output)
         if progress:
             progress(1, 1)
         return PreviewReport(output=cfg.output, frames=1, fps=fps, seconds=select[0] / fps,
-                             vertices=sum(len(p.vertices) for p in parts),
-                             triangles=sum(len(p.faces) for p in parts),
-                             renderer=backend, warnings=warnings, still=True)
+                             still=True, **sizes)
     n = write_video(frames, cfg.output, fps=fps,
                     progress=(lambda i: progress(i, total)) if progress else None)
-    return PreviewReport(output=cfg.output, frames=n, fps=fps, seconds=n / fps,
-                         vertices=sum(len(p.vertices) for p in parts),
-                         triangles=sum(len(p.faces) for p in parts),
-                         renderer=backend, warnings=warnings)
+    return PreviewReport(output=cfg.output, frames=n, fps=fps, seconds=n / fps, **sizes)
