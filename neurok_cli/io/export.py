@@ -58,6 +58,11 @@ def output_format(path: Path, fmt: str | None = None) -> str:
     if suffix in (".obj", ".ply"):  # a mesh file holds one frame, not a motion
         raise UsageError(f"{path}: an animation is not one {suffix} file; write its frames to a "
                          f"folder (-o NAME --format {suffix[1:]}) or use .glb, .gltf, .mp4 or .gif")
+    if suffix in (".png", ".jpg", ".jpeg"):  # one picture of a motion: preview draws it
+        raise UsageError(f"{path}: an animation is not one image; write it (e.g. -o "
+                         f"{path.with_suffix('.glb').name}), then `neurok preview "
+                         f"{path.with_suffix('.glb').name} -o {path.with_suffix('.png').name} "
+                         "--at SECONDS` draws a frame of it")
     raise UsageError(f"{path}: cannot tell the output format from '{suffix}'; use .glb, .gltf, "
                      ".mp4, .gif, a folder name, or --format")
 

@@ -91,12 +91,13 @@ def test_pinned_beam_sways_and_its_clamp_stays_put(tmp_path):
     (["{spot}", "-o", "x.glb", "--weights", "nowhere"], "--weights"),
     (["{spot}", "-o", "x.xyz"], "output format"),
     (["{spot}", "-o", "x.ply"], "--format ply"),
+    (["{spot}", "-o", "x.png"], "neurok preview x.glb -o x.png"),
     (["{spot}", "-o", "x.glb", "--pin", "y>2"], "selects no"),
     (["{spot}", "-o", "x.glb", "--samples", "0"], "--samples"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, needle):
     args = [a.replace("{spot}", str(asset_path("spot"))) for a in args]
-    args = [str(tmp_path / a) if a.endswith((".glb", ".xyz", ".ply")) else a for a in args]
+    args = [str(tmp_path / a) if a.endswith((".glb", ".xyz", ".ply", ".png")) else a for a in args]
     result = animate(*args)
     assert_one_error_line(result, needle)
     assert not list(tmp_path.glob("*"))
