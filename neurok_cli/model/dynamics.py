@@ -594,7 +594,28 @@ class LatentDynamics(nn.Module):
         speed, acc = fr["qd"].abs(), qdd.abs()
         h = 2 * stride / (speed + (speed**2 + 2 * acc * stride).sqrt()).clamp_min(1e-300)
         follow = max(ACCURACY / max(omega, 1e-9), min(MIN_STEP, STABILITY / max(omega, 1e-9)))
-        return min(base, follow, float(h.min()), self._contact_step(fr, M_all, base))
+        return min(base, follow, float(h.min()), self._contact_step(fr, M_all, base),
+                   self._bound_step(fr["q"], M_all))
+
+    def _bound_step(self, q: Tensor, M: Tensor) -> float:
+        """STABILITY / the fastest frequency of the latent bound's springs on the coordinates
+        at it or close enough to reach it within a burst (it is as stiff as the stiffest
+        spring in the scene, and a soft body leans on it), over the metric of every free
+        coordinate: the frame's reaction makes a coordinate lighter than its own block of M
+        says."""
+        near = q.abs() > (1.0 - BURST * MAX_STRIDE) * self.q_radius  # (S, k)
+        if not bool(near.any()):
+            return math.inf
+        idx = self._free_index
+        worst = 0.0
+        for s in range(q.shape[0]):
+            k = torch.zeros(self.n, dtype=q.dtype)
+            k[6:] = torch.where(near[s], self.bound_stiffness, 0.0)
+            L = torch.linalg.cholesky(M[s][idx][:, idx])
+            Linv = torch.linalg.inv(L)
+            worst = max(worst, float(torch.linalg.eigvalsh(Linv @ torch.diag(k[idx])
+                                                           @ Linv.T)[-1]))
+        return STABILITY / max(math.sqrt(max(worst, 0.0)), 1e-9)
 
     def _contact_step(self, fr: dict[str, Tensor], M: Tensor, base: float) -> float:
         """STABILITY / the fastest contact rate among the points on or near the ground

@@ -351,3 +351,29 @@ def test_a_rollout_runs_on_one_thread_and_restores_the_callers_count():
     with pytest.raises(FloatingPointError):
         rollout(dyn, torch.full_like(y0, math.nan), torch.tensor([0.0, 0.05], dtype=F64))
     assert torch.get_num_threads() == 2
+
+
+def test_the_step_is_stable_for_the_latent_bound_a_coordinate_leans_on():
+    """The latent bound is as stiff as the ground contact: a soft body pushed against it in
+    mid-air (no contact to shorten the step) must get a step its bound can take. The bound's
+    frequency is over the coordinate's effective mass, the frame free to react (the Schur
+    complement of the metric), which is lighter than its own block."""
+    from neurok_cli.model.dynamics import STABILITY
+
+    body = cube_body(stiffness=1e-3, height=5.0)
+    dyn = LatentDynamics(body, Environment(ground=True, contact_rate=400.0))
+    inside = dyn.initial_state(torch.tensor([[0.5, 0.0, 0.0]], dtype=F64),
+                               torch.tensor([[10.0, 0.0, 0.0]], dtype=F64),
+                               torch.zeros(3, dtype=F64), torch.zeros(3, dtype=F64))
+    fr = dyn._frame(inside)
+    assert dyn._bound_step(fr["q"], dyn._mass_matrix(fr["W"])) == math.inf
+    at = inside.clone()
+    at[:, 6] = body.q_radius  # the first coordinate on its bound
+    fr = dyn._frame(at)
+    M = dyn._mass_matrix(fr["W"])[0]
+    Mqq, Mqf, Mff = M[6:, 6:], M[6:, :6], M[:6, :6]
+    effective = Mqq - Mqf @ torch.linalg.solve(Mff, Mqf.T)
+    K = torch.diag(torch.tensor([float(dyn.bound_stiffness[0]), 0.0, 0.0], dtype=F64))
+    omega = float(torch.linalg.eigvals(torch.linalg.solve(effective, K)).real.max()) ** 0.5
+    assert dyn._bound_step(fr["q"], M[None]) == pytest.approx(STABILITY / omega, rel=1e-9)
+    assert dyn.step_now(at, 1.0) <= STABILITY / omega * (1 + 1e-9)
