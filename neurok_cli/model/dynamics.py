@@ -27,8 +27,10 @@ that kinetic + potential + dissipated − work stays constant. Only :func:`integ
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -594,10 +596,24 @@ class LatentDynamics(nn.Module):
         speed, acc = fr["qd"].abs(), qdd.abs()
         h = 2 * stride / (speed + (speed**2 + 2 * acc * stride).sqrt()).clamp_min(1e-300)
         follow = max(ACCURACY / max(omega, 1e-9), min(MIN_STEP, STABILITY / max(omega, 1e-9)))
-        return min(base, follow, float(h.min()), self._contact_step(fr, M_all, base),
-                   self._bound_step(fr["q"], M_all))
+        # the free coordinates' metric, factored once for whichever of the two asks for it
+        whiten = functools.cache(lambda: self._whitening(M_all))
+        return min(base, follow, float(h.min()), self._contact_step(fr, whiten, base),
+                   self._bound_step(fr["q"], whiten))
 
-    def _bound_step(self, q: Tensor, M: Tensor) -> float:
+    def _whitening(self, M: Tensor) -> Tensor:
+        """L⁻¹ (S, f, f) with L Lᵀ the metric over the free coordinates (the frame free to
+        react), so that a stiffness K's frequencies² are the eigenvalues of L⁻¹ K L⁻ᵀ."""
+        idx = self._free_index
+        return torch.linalg.inv(torch.linalg.cholesky(M[:, idx][:, :, idx]))
+
+    def _fastest(self, K: Tensor, whiten: Callable[[], Tensor]) -> float:
+        """The largest frequency (rad/s) of stiffnesses K (S, f, f) over the metric."""
+        Linv = whiten()
+        lam = torch.linalg.eigvalsh(Linv @ K @ Linv.transpose(1, 2))[:, -1]
+        return math.sqrt(max(float(lam.max()), 0.0))
+
+    def _bound_step(self, q: Tensor, whiten: Callable[[], Tensor]) -> float:
         """STABILITY / the fastest frequency of the latent bound's springs on the coordinates
         at it or close enough to reach it within a burst (it is as stiff as the stiffest
         spring in the scene, and a soft body leans on it), over the metric of every free
@@ -606,18 +622,13 @@ class LatentDynamics(nn.Module):
         near = q.abs() > (1.0 - BURST * MAX_STRIDE) * self.q_radius  # (S, k)
         if not bool(near.any()):
             return math.inf
-        idx = self._free_index
-        worst = 0.0
-        for s in range(q.shape[0]):
-            k = torch.zeros(self.n, dtype=q.dtype)
-            k[6:] = torch.where(near[s], self.bound_stiffness, 0.0)
-            L = torch.linalg.cholesky(M[s][idx][:, idx])
-            Linv = torch.linalg.inv(L)
-            worst = max(worst, float(torch.linalg.eigvalsh(Linv @ torch.diag(k[idx])
-                                                           @ Linv.T)[-1]))
-        return STABILITY / max(math.sqrt(max(worst, 0.0)), 1e-9)
+        k = torch.zeros(q.shape[0], self.n, dtype=q.dtype)
+        k[:, 6:] = torch.where(near, self.bound_stiffness, 0.0)
+        omega = self._fastest(torch.diag_embed(k[:, self._free_index]), whiten)
+        return STABILITY / max(omega, 1e-9)
 
-    def _contact_step(self, fr: dict[str, Tensor], M: Tensor, base: float) -> float:
+    def _contact_step(self, fr: dict[str, Tensor], whiten: Callable[[], Tensor],
+                      base: float) -> float:
         """STABILITY / the fastest contact rate among the points on or near the ground
         (within what they can fall in two base steps): stiffness sum_i k W_i^T y y^T W_i and
         damping over the metric."""
@@ -628,17 +639,10 @@ class LatentDynamics(nn.Module):
             self.body.shape.rest.abs().max())  # (S, Q)
         if not bool(near.any()):
             return math.inf
-        idx = self._free_index
-        wy = (fr["R"][:, None, None, 1, :] @ fr["W"])[:, :, 0, idx]  # (S, Q, f)
+        wy = (fr["R"][:, None, None, 1, :] @ fr["W"])[:, :, 0, self._free_index]  # (S, Q, f)
+        wy = wy * near[..., None]  # the points off the ground add nothing
         kc = self.env.contact_rate**2 * self.contact_mass
-        worst = 0.0
-        for s in range(wy.shape[0]):
-            w = wy[s][near[s]]  # (c, f)
-            K = kc * w.T @ w
-            L = torch.linalg.cholesky(M[s][idx][:, idx])
-            Linv = torch.linalg.inv(L)
-            worst = max(worst, float(torch.linalg.eigvalsh(Linv @ K @ Linv.T)[-1]))
-        omega = math.sqrt(max(worst, 0.0))
+        omega = self._fastest(kc * wy.transpose(1, 2) @ wy, whiten)
         rate = self.env.contact_rate
         damping = (2 * self.env.contact_damping + 1.0) * omega**2 / rate  # normal + friction
         return STABILITY / max(omega, damping, 1e-9)
