@@ -16,7 +16,8 @@ i.e. G a + C(q, q̇) = Q with G = JᵀMJ the pull-back metric of the lumped mass
 gravity; elastic springs over a k-nearest-neighbour graph of the dynamics points (internal,
 so they act on q alone), and for a slender body a centreline that carries its stretch and
 bending (see :class:`Centreline`); ground contact as a penalty with damping and capped
-viscous friction; pins as stiff world-space springs; wind as pressure on each point's
+viscous friction; pins as stiff world-space springs (each at its point, or at an anchor the
+frame carries at a fixed offset from it: a joint); wind as pressure on each point's
 area, all mapped to generalized forces by virtual work. Rayleigh damping D = α M_qq + β K_qq
 (at rest).
 
@@ -72,6 +73,12 @@ class Body:
     clamped: bool = False  # the frame is held (pins hold a clamp): only q moves
     q_radius: float = 3.0  # the latent bound: |q| beyond it is pushed back (see _bound)
     centreline: Centreline | None = None  # a slender body's beam terms
+    # (P, 3), one row per pinned point in order: the pin holds the anchor p_i(q) - offset_i
+    # (it deforms with its point and turns with the frame) rather than the point itself. A
+    # sheet's pins collapsed onto their line or their centre (``motion.pin_joint``) then make
+    # a hinge or a ball joint: the sheet swings about them as it would by bending at their
+    # edge, a crease the decoder cannot draw. None: every pin at its point.
+    pin_offset: Tensor | None = None
 
 
 @dataclass
@@ -269,10 +276,16 @@ class LatentDynamics(nn.Module):
         self.g = torch.tensor(env.gravity, **f64)
         self.wind = torch.tensor(env.wind, **f64)
         self.springs = _Springs(body)
-        self.pin_target = body.centre + body.shape.rest[body.pinned]  # (P, 3) world
+        n_pins = int(body.pinned.sum())
+        self.pin_offset = torch.zeros(n_pins, 3, **f64) if body.pin_offset is None \
+            else body.pin_offset.to(**f64)
+        if tuple(self.pin_offset.shape) != (n_pins, 3):
+            raise UsageError(f"pin_offset must be ({n_pins}, 3), one row per pinned point, "
+                             f"got {tuple(self.pin_offset.shape)}")
+        # (P, 3) world: where each pin holds its anchor
+        self.pin_target = body.centre + body.shape.rest[body.pinned] - self.pin_offset
         # each pin holds an equal share of the whole body's weight (a pinned region can be a
         # sliver of the mass: the engine's clamped nodes are infinitely stiff)
-        n_pins = int(body.pinned.sum())
         self.pin_mass = torch.full((n_pins,), float(body.mass.sum()) / max(n_pins, 1),
                                    **f64)
         # every point touching the ground is a spring sized for CONTACT_SHARE of the weight,
@@ -391,8 +404,8 @@ class LatentDynamics(nn.Module):
 
     def _external(self, t: float | Tensor, fr: dict[str, Tensor], energy: bool = False
                   ) -> tuple[Tensor, Tensor, Tensor, dict[str, Tensor]]:
-        """World forces (S, Q, 3): all of them, the dissipative part, wind; and, if asked,
-        the contact and pin energies."""
+        """World forces (S, Q, 3) but the pins' (see :meth:`_pins_at`): all of them, the
+        dissipative part, wind; and, if asked, the contact energy."""
         env = self.env
         x, xdot = fr["x"], fr["xdot"]
         force = self._weight.expand_as(x)
@@ -418,15 +431,6 @@ class LatentDynamics(nn.Module):
             dissipative = friction + (fn - spring)[..., None] * up
             if energy:
                 energies["contact"] = 0.5 * kc * mc * (pen**2).sum(-1)
-        if self._pins:
-            kp, cp = self.env.pin_rate**2, self.pin_damping
-            pm, idx = self.pin_mass[None, :, None], self._pin_index
-            err = x[:, idx] - self.pin_target
-            damp = -cp * pm * xdot[:, idx]
-            force = force.index_add(1, idx, -kp * pm * err + damp)
-            dissipative = dissipative.index_add(1, idx, damp)
-            if energy:
-                energies["pin"] = 0.5 * kp * (pm * err**2).sum((-1, -2))
         if self._windy:
             normal = self.body.normals @ fr["R"].transpose(1, 2)  # (S, Q, 3) world
             rel = self.wind_at(t) - xdot
@@ -435,6 +439,33 @@ class LatentDynamics(nn.Module):
             wind = (0.5 * env.air_density * env.drag * press * self.body.areas)[..., None] * normal
             force = force + wind
         return force, dissipative, wind, energies
+
+    def _anchors(self, fr: dict[str, Tensor]) -> tuple[Tensor, Tensor, Tensor]:
+        """The pins' anchors (see ``Body.pin_offset``): world positions and velocities
+        (S, P, 3) and their body-frame W = [Rᵀ, -[p - offset]x, J] (S, P, 3, n)."""
+        idx, off = self._pin_index, self.pin_offset
+        R, p = fr["R"], fr["p"][:, idx] - off  # (S, P, 3) body frame
+        u = fr["u"][:, idx] - torch.cross(fr["w"][:, None, :].expand_as(p), off.expand_as(p),
+                                          dim=-1)
+        x = fr["x"][:, idx] - off @ R.transpose(1, 2)
+        xdot = fr["v"][:, None] + u @ R.transpose(1, 2)
+        W = fr["W"][:, idx].clone()
+        W[..., 3:6] = -skew(p)
+        return x, xdot, W
+
+    def _pins_at(self, fr: dict[str, Tensor], energy: bool = False
+                 ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """The pins, stiff springs with critical-ish damping at their anchors: generalized
+        force (S, n), power they dissipate (S,) and, if asked, their energy (S,)."""
+        kp, cp = self.env.pin_rate**2, self.pin_damping
+        pm = self.pin_mass[None, :, None]
+        x, xdot, W = self._anchors(fr)
+        err = x - self.pin_target
+        damp = -cp * pm * xdot
+        force = (-kp * pm * err + damp) @ fr["R"]  # (S, P, 3) body frame
+        gen = torch.einsum("spia,spi->sa", W, force)
+        power = -(damp * xdot).sum((-1, -2))
+        return gen, power, 0.5 * kp * (pm * err**2).sum((-1, -2)) if energy else None
 
     # --- the ODE -------------------------------------------------------------------------
 
@@ -473,10 +504,14 @@ class LatentDynamics(nn.Module):
                    @ internal.reshape(S, -1, 1))[..., 0]
         damping = qd @ self.D  # (S, k)
         rhs[:, 6:] += elastic + self._bound(fr["q"])[0] - damping
-        acc = self._solve(self._mass_matrix(W), rhs)  # (S, n)
-        theta_dot = (inv_right_jacobian(fr["th"], fr["skew"]) @ w[..., None])[..., 0]
         xdot = fr["xdot"]
         p_diss = (damping * qd).sum(-1) - (dissipative * xdot).sum((-1, -2))
+        if self._pins:
+            pins, p_pins, _ = self._pins_at(fr)
+            rhs = rhs + pins
+            p_diss = p_diss + p_pins
+        acc = self._solve(self._mass_matrix(W), rhs)  # (S, n)
+        theta_dot = (inv_right_jacobian(fr["th"], fr["skew"]) @ w[..., None])[..., 0]
         p_work = (wind * xdot).sum((-1, -2))
         return torch.cat([fr["v"], theta_dot, qd, acc, p_diss[:, None], p_work[:, None]], -1)
 
@@ -493,7 +528,8 @@ class LatentDynamics(nn.Module):
                "elastic": self._elastic(fr["p"], True)[1] + self._bound(fr["q"], True)[1]}
         _, _, _, extra = self._external(t, fr, energy=True)
         zero = torch.zeros_like(out["kinetic"])
-        out["contact"], out["pin"] = extra.get("contact", zero), extra.get("pin", zero)
+        out["contact"] = extra.get("contact", zero)
+        out["pin"] = self._pins_at(fr, energy=True)[2] if self._pins else zero
         *_, diss, work = self.split(y)
         out["dissipated"], out["work"] = diss[:, 0], work[:, 0]
         out["total"] = (out["kinetic"] + out["gravity"] + out["elastic"] + out["contact"]
@@ -549,9 +585,10 @@ class LatentDynamics(nn.Module):
                                torch.zeros(S, self.k, dtype=torch.float64),
                                torch.zeros(3, dtype=torch.float64),
                                torch.zeros(3, dtype=torch.float64))
-        W_all = self._frame(y)["W"]
+        fr = self._frame(y)
+        W_all = fr["W"]
         idx = self._free_index
-        W = W_all[0][self.body.pinned][:, :, idx]  # (P, 3, f)
+        W = self._anchors(fr)[2][0][:, :, idx]  # (P, 3, f)
         M = self._mass_matrix(W_all)[0][idx][:, idx]
         K = torch.einsum("pia,p,pib->ab", W, self.env.pin_rate**2 * self.pin_mass, W)
         L = torch.linalg.cholesky(M)

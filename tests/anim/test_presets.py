@@ -8,7 +8,7 @@ import trimesh
 
 from neurok_cli.animate import PRESETS, Overrides, preset_conditions, resolve_weights
 from neurok_cli.errors import InputError, UsageError
-from neurok_cli.motion import auto_category, holds_frame, open_boundary, spans_plane
+from neurok_cli.motion import auto_category, holds_frame, open_boundary, pin_joint, spans_plane
 from neurok_cli.sim.conditions import Impulse
 
 
@@ -40,6 +40,24 @@ def test_pins_over_a_patch_hold_the_frame_and_pins_on_a_line_let_it_swing():
     assert not holds_frame("soft", line)
     assert not holds_frame("cloth", patch)  # a sheet bends at its pins and swings
     assert not holds_frame("soft", patch[:0])
+
+
+def test_a_sheets_narrow_pins_make_a_hinge_or_a_ball_joint():
+    """pin_joint: each pinned point's offset from its anchor; narrow directions collapse."""
+    def grid(xs, zs):
+        x, z = np.meshgrid(xs, zs, indexing="ij")
+        return np.stack([x.ravel(), np.zeros(x.size), z.ravel()], 1)
+
+    edge = grid([0.0, 0.02], np.linspace(0, 1, 21))  # two rows along z, 2 % apart
+    anchor = edge - pin_joint(edge, size=1.0)  # a hinge on their middle line
+    assert np.allclose(anchor[:, 0], 0.01) and np.allclose(anchor[:, 1:], edge[:, 1:])
+    corner = grid([0.0, 0.02], [0.0, 0.05])  # 2 % x 5 %: a ball joint at its centre
+    assert np.allclose(corner - pin_joint(corner, size=1.0), corner.mean(0))
+    patch = grid(np.linspace(0.4, 0.6, 5), np.linspace(0.4, 0.6, 5))
+    assert np.allclose(pin_joint(patch, size=1.0), 0.0)  # 20 % wide: held as it is
+    assert np.allclose(pin_joint(patch, size=5.0), patch - patch.mean(0))  # 4 % of a 5 m sheet
+    assert pin_joint(edge[:1], size=1.0).shape == (1, 3) and not pin_joint(edge[:1], 1.0).any()
+    assert pin_joint(edge[:0], size=1.0).shape == (0, 3)
 
 
 @pytest.mark.parametrize("preset", PRESETS)

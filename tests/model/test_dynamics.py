@@ -306,6 +306,58 @@ def test_a_pin_on_a_light_coordinate_does_not_gain_energy():
     assert float((total - total[0]).max()) <= 1e-3 * float(roll.energy["kinetic"].max())
 
 
+def plate_body(length: float = 1.0, rows: int = 11) -> tuple[Body, torch.Tensor]:
+    """A stiff 1 m square plate of 2 kg lying flat (x along its length, z across), held by
+    the two rows of points nearest x = 0 (a strip a tenth of its length wide)."""
+    x = torch.linspace(0.0, length, rows, dtype=F64)
+    grid = torch.stack(torch.meshgrid(x, torch.zeros(1, dtype=F64), x - length / 2,
+                                      indexing="ij"), -1).reshape(-1, 3)
+    Q = len(grid)
+    mass = torch.full((Q,), 2.0 / Q, dtype=F64)
+    com = grid.mean(0)
+    rest = grid - com
+    A = torch.zeros(Q, 3, 1, dtype=F64)
+    A[:, 1, 0] = rest[:, 0] ** 2  # one bend, kept small by stiff springs
+    d = torch.cdist(rest, rest)
+    edges = torch.tensor([(i, j) for i in range(Q) for j in range(i + 1, Q)
+                          if d[i, j] < 1.5 * length / (rows - 1)])
+    pinned = grid[:, 0] < 1.5 * length / (rows - 1)
+    body = Body(shape=ReducedShape(rest, A, torch.zeros(Q, 3, 1, 1, dtype=F64)), mass=mass,
+                normals=torch.tensor([[0.0, 1.0, 0.0]], dtype=F64).expand(Q, 3),
+                areas=torch.full((Q,), length**2 / Q, dtype=F64), edges=edges,
+                stiffness=torch.full((len(edges),), 2e4, dtype=F64), pinned=pinned,
+                centre=com + torch.tensor([0.0, 2.0, 0.0], dtype=F64), closed=False)
+    return body, pinned
+
+
+def test_pins_at_anchors_make_a_hinge_that_swings_like_a_physical_pendulum():
+    """A plate held by a strip of its points, the pins collapsed onto the strip's middle line
+    (motion.pin_joint), falls from horizontal like a plate on a hinge: at the bottom its
+    kinetic energy is the weight's drop m g d and the far edge hangs below the hinge; springs
+    at the points themselves hold it up instead (the strip is a stiff torsion spring)."""
+    from neurok_cli.motion import pin_joint
+    body, pinned = plate_body()
+    offset = torch.as_tensor(pin_joint(body.shape.rest[pinned].numpy(), 1.0))
+    assert float(offset[:, 0].abs().max()) == pytest.approx(0.05)  # onto the middle line
+    assert float(offset[:, 1:].abs().max()) < 1e-12
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=False, pin_rate=300.0)
+    hinged = dataclasses.replace(body, pin_offset=offset)
+    _, roll = run(hinged, env, seconds=1.0, q0=(0.0,), qd0=(0.0,), fps=200.0)
+    x = hinged.centre + roll.translation[:, 0, None] + torch.einsum(
+        "tpi,tji->tpj", hinged.shape.positions(roll.q[:, 0]), roll.rotation[:, 0])
+    hinge = hinged.centre + hinged.shape.rest[pinned].mean(0)
+    far = hinged.shape.rest[:, 0] > hinged.shape.rest[:, 0].max() - 1e-9
+    drop = float((hinge[1] - x[:, far, 1].mean(-1)).max())
+    assert drop > 0.9 * (1.0 - 0.05)  # hangs (nearly) straight down from the hinge
+    d = 0.5 - 0.05  # the hinge line to the centre of mass
+    assert float(roll.energy["kinetic"].max()) == pytest.approx(2.0 * 9.81 * d, rel=0.01)
+    assert drift(roll) < 0.01
+    _, held = run(body, env, seconds=1.0, q0=(0.0,), qd0=(0.0,), fps=200.0)
+    x = body.centre + held.translation[:, 0, None] + torch.einsum(
+        "tpi,tji->tpj", body.shape.positions(held.q[:, 0]), held.rotation[:, 0])
+    assert float((hinge[1] - x[:, far, 1].mean(-1)).max()) < 0.7 * drop
+
+
 def test_edge_incidence_matches_gather_and_scatter():
     body = cube_body()
     dyn = LatentDynamics(body, Environment())
