@@ -199,22 +199,29 @@ def holds_frame(category: str, pinned: np.ndarray) -> bool:
     return category == "beam" or (category == "soft" and spans_plane(pinned))
 
 
-def pin_joint(pinned: np.ndarray, size: float, narrow: float = PIN_JOINT) -> np.ndarray:
+def pin_joint(pinned: np.ndarray, size: float, narrow: float = PIN_JOINT,
+              centre: np.ndarray | None = None) -> np.ndarray:
     """The joint a sheet's pins at the points ``pinned`` (P, 3) make: each point's offset
     (P, 3) from its anchor (``Body.pin_offset``). Along each principal axis of the points
-    whose extent is under ``narrow`` x ``size``, the points collapse onto their centre: a
-    strip along an edge becomes a hinge on its middle line, a corner a ball joint, a wide
-    patch stays as it is. The engine's cloth bends right at the pins' inner edge, a crease
-    no decoded shape holds; springs at the points themselves would make a narrow strip a
-    stiff torsion spring (a sheet held by an edge 2.6 % wide stuck out at 30-50 degrees
-    where the engine's hung and swung through)."""
+    whose width is under ``narrow`` x ``size`` (sqrt(12) standard deviations, a uniform
+    spread's width: unlike the extent, it does not depend on which of two equal axes the
+    decomposition returns), the points collapse onto one line or point:
+    the one of the pinned region nearest ``centre`` (the centre of mass; default the
+    origin, as in the body frame), where the engine's cloth bends. A strip along an edge
+    becomes a hinge on its inner edge, a corner a ball joint at its inner corner, a patch
+    around the centre a ball joint at the centre, a wide patch stays as it is. Springs at
+    the points themselves would make a narrow strip a stiff torsion spring (a sheet held by
+    an edge 2.6 % wide stuck out at 30-50 degrees where the engine's hung and swung
+    through), and a crease at the strip's edge is a shape no decoded state holds."""
     if len(pinned) == 0:
         return np.zeros((0, 3))
-    d = pinned - pinned.mean(axis=0)
-    _, _, axes = np.linalg.svd(d, full_matrices=True)  # rows: principal axes
-    along = d @ axes.T  # (P, 3)
-    short = np.ptp(along, axis=0) < narrow * size
-    return (along * short) @ axes
+    mean = pinned.mean(axis=0)
+    _, _, axes = np.linalg.svd(pinned - mean, full_matrices=True)  # rows: principal axes
+    along = (pinned - mean) @ axes.T  # (P, 3)
+    c = (np.zeros(3) if centre is None else np.asarray(centre, float)) - mean
+    anchor = np.clip(c @ axes.T, along.min(axis=0), along.max(axis=0))  # (3,)
+    short = np.sqrt(12.0) * along.std(axis=0) < narrow * size
+    return ((along - anchor) * short) @ axes
 
 
 def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor

@@ -43,19 +43,24 @@ def test_pins_over_a_patch_hold_the_frame_and_pins_on_a_line_let_it_swing():
 
 
 def test_a_sheets_narrow_pins_make_a_hinge_or_a_ball_joint():
-    """pin_joint: each pinned point's offset from its anchor; narrow directions collapse."""
+    """pin_joint: each pinned point's offset from its anchor; narrow directions collapse
+    onto the part of the pins nearest the centre of mass, where the sheet bends."""
     def grid(xs, zs):
         x, z = np.meshgrid(xs, zs, indexing="ij")
         return np.stack([x.ravel(), np.zeros(x.size), z.ravel()], 1)
 
+    centre = np.array([0.5, 0.0, 0.5])  # a 1 m sheet's, over x and z in [0, 1]
     edge = grid([0.0, 0.02], np.linspace(0, 1, 21))  # two rows along z, 2 % apart
-    anchor = edge - pin_joint(edge, size=1.0)  # a hinge on their middle line
-    assert np.allclose(anchor[:, 0], 0.01) and np.allclose(anchor[:, 1:], edge[:, 1:])
-    corner = grid([0.0, 0.02], [0.0, 0.05])  # 2 % x 5 %: a ball joint at its centre
-    assert np.allclose(corner - pin_joint(corner, size=1.0), corner.mean(0))
+    anchor = edge - pin_joint(edge, size=1.0, centre=centre)  # a hinge on the inner row
+    assert np.allclose(anchor[:, 0], 0.02) and np.allclose(anchor[:, 1:], edge[:, 1:])
+    corner = grid([0.0, 0.02], [0.0, 0.05])  # 2 % x 5 %: a ball joint at the inner corner
+    assert np.allclose(corner - pin_joint(corner, size=1.0, centre=centre), [0.02, 0, 0.05])
+    middle = grid([0.48, 0.5, 0.52], [0.48, 0.5, 0.52])  # around the centre: a ball joint there
+    assert np.allclose(middle - pin_joint(middle, size=1.0, centre=centre), centre)
     patch = grid(np.linspace(0.4, 0.6, 5), np.linspace(0.4, 0.6, 5))
-    assert np.allclose(pin_joint(patch, size=1.0), 0.0)  # 20 % wide: held as it is
-    assert np.allclose(pin_joint(patch, size=5.0), patch - patch.mean(0))  # 4 % of a 5 m sheet
+    assert np.allclose(pin_joint(patch, size=1.0, centre=centre), 0.0)  # 20 % wide: held
+    assert np.allclose(pin_joint(patch, size=5.0, centre=centre), patch - centre)  # 4 % of 5 m
+    assert np.allclose(pin_joint(edge - centre, size=1.0), pin_joint(edge, 1.0, centre=centre))
     assert pin_joint(edge[:1], size=1.0).shape == (1, 3) and not pin_joint(edge[:1], 1.0).any()
     assert pin_joint(edge[:0], size=1.0).shape == (0, 3)
 
