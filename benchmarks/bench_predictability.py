@@ -2,7 +2,7 @@
 could specify: the floor under any rollout error measured against it.
 
     python benchmarks/bench_predictability.py --data work/corpus [--split test]
-        [--rollouts 24] [--seconds 2] [--json out.json]
+        [--rollouts 24] [--seconds 2] [--finer 3 4] [--categories soft] [--json out.json]
 
 The same held-out sequences as ``neurok eval``'s rollouts (same stratified picks) are run
 again through the engine from their stored scene, once unchanged (``again``: the engine is
@@ -22,6 +22,11 @@ For each, the mean vertex error against the stored sequence over the clip (unit:
 shape's bounding-box diagonal, as in ``neurok eval``), per category, next to the rest
 pose's. A perturbed run the engine rejects (unstable) is counted, not averaged. Prints a
 table, writes JSON.
+
+``--finer 3 4`` also runs three and four times the cells per axis (``cells x3``,
+``cells x4``) and compares each resolution with the next (``x2~x3``, ``x3~x4``): where those
+differences do not shrink, no resolution settles the motion (a mushroom toppling one way or
+another), and no model can be held to one run of it.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ VARIANTS = ("again", "timestep/2", "young+1%", "height+1mm", "yaw+0.5deg", "cell
 
 def applies(seq, variant: str) -> bool:
     """Whether ``variant`` means anything for this sequence (cells: interpolated bodies)."""
-    return variant != "cells x2" or seq.meta["dof"] in CELL_DOFS
+    return not variant.startswith("cells x") or seq.meta["dof"] in CELL_DOFS
 
 
 def _yaw(v: np.ndarray, degrees: float) -> np.ndarray:
@@ -64,8 +69,9 @@ def rerun(seq, variant: str, seconds: float) -> np.ndarray | None:
               "young+1%": {"material": replace(material, young=material.young * 1.01)},
               "height+1mm": {"conditions": replace(cond, height=cond.height + 0.001)},
               "yaw+0.5deg": {"vertices": _yaw(np.asarray(seq.frames[0], np.float64), 0.5)},
-              "cells x2": {"cells": tuple(2 * c for c in seq.meta.get("cells", ()))},
               }.get(variant, {})
+    if variant.startswith("cells x"):
+        change = {"cells": tuple(int(variant[7:]) * c for c in seq.meta.get("cells", ()))}
     result = replay(seq, seconds, **change)
     return None if result.rejected else result.frames
 
@@ -78,9 +84,17 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, default=Path("bench_predictability.json"))
+    ap.add_argument("--finer", type=int, nargs="*", default=[],
+                    help="more cell multiples to run, e.g. 3 4 (slow: cells grow as N^3)")
+    ap.add_argument("--categories", nargs="*", default=[],
+                    help="only these of neurok eval's picks, e.g. soft (default: all)")
     args = ap.parse_args()
+    multiples = sorted({2, *args.finer})
+    variants = VARIANTS + tuple(f"cells x{n}" for n in multiples if n != 2)
+    pairs = [f"x{a}~x{b}" for a, b in zip(multiples, multiples[1:])]
     ds = PairDataset(args.data, args.split, SamplingConfig(seed=args.seed), cache=False)
-    picks = _stratified(ds, args.rollouts, args.seed)
+    picks = [i for i in _stratified(ds, args.rollouts, args.seed)
+             if not args.categories or ds.category_of[i] in args.categories]
     rows = []
     t0 = time.perf_counter()
     for idx in picks:
@@ -91,10 +105,17 @@ def main() -> None:
         diag = bbox_diagonal(truth[0])
         row = {"sequence": ds.files[idx].stem, "category": seq.meta["category"],
                "rest": float((np.linalg.norm(truth - truth[0], axis=-1).mean(-1) / diag).mean())}
-        for variant in filter(lambda v: applies(seq, v), VARIANTS):
+        by_cells = {}
+        for variant in filter(lambda v: applies(seq, v), variants):
             frames = rerun(seq, variant, seconds)
             row[variant] = None if frames is None else float(
                 (np.linalg.norm(frames[:n] - truth, axis=-1).mean(-1) / diag).mean())
+            if variant.startswith("cells x") and frames is not None:
+                by_cells[int(variant[7:])] = frames[:n]
+        for pair, (a, b) in zip(pairs, zip(multiples, multiples[1:])):
+            if applies(seq, "cells x"):
+                row[pair] = float((np.linalg.norm(by_cells[a] - by_cells[b], axis=-1).mean(-1)
+                                   / diag).mean()) if a in by_cells and b in by_cells else None
         rows.append(row)
     wall = time.perf_counter() - t0
     cats = sorted({r["category"] for r in rows}) + ["all"]
@@ -102,23 +123,24 @@ def main() -> None:
     for cat in cats:
         mine = [r for r in rows if cat in ("all", r["category"])]
         table[cat] = {"runs": len(mine), "rest": float(np.mean([r["rest"] for r in mine]))}
-        for variant in VARIANTS:
+        for variant in (*variants, *pairs):
             ran = [r[variant] for r in mine if variant in r]
             ok = [e for e in ran if e is not None]
             table[cat][variant] = float(np.mean(ok)) if ok else None
             table[cat][variant + " rejected"] = len(ran) - len(ok)
-    head = f"{'category':9} {'runs':>4} " + " ".join(f"{v:>11}" for v in VARIANTS) + \
+    columns = (*variants, *pairs)
+    head = f"{'category':9} {'runs':>4} " + " ".join(f"{v:>11}" for v in columns) + \
         f" {'rest pose':>9}"
     print(head)
     for cat in cats:
         t = table[cat]
         cells = " ".join(f"{t[v]:11.4f}" if t[v] is not None else f"{'-':>11}"
-                         for v in VARIANTS)
+                         for v in columns)
         print(f"{cat:9} {t['runs']:4d} {cells} {t['rest']:9.4f}")
-    print(f"{len(rows)} sequences x {len(VARIANTS)} runs in {wall:.0f} s")
+    print(f"{len(rows)} sequences x {len(variants)} runs in {wall:.0f} s")
     out = {"benchmark": "predictability", "data": str(args.data), "split": args.split,
-           "seconds": args.seconds, "variants": list(VARIANTS), "table": table, "rows": rows,
-           "wall_s": wall}
+           "seconds": args.seconds, "variants": list(variants), "pairs": pairs,
+           "table": table, "rows": rows, "wall_s": wall}
     with atomic_path(args.json) as tmp:
         tmp.write_text(json.dumps(out, indent=2) + "\n")
 
