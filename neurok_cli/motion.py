@@ -202,17 +202,19 @@ def holds_frame(category: str, pinned: np.ndarray) -> bool:
 def pin_joint(pinned: np.ndarray, size: float, narrow: float = PIN_JOINT,
               centre: np.ndarray | None = None) -> np.ndarray:
     """The joint a sheet's pins at the points ``pinned`` (P, 3) make: each point's offset
-    (P, 3) from its anchor (``Body.pin_offset``). Along each principal axis of the points
-    whose width is under ``narrow`` x ``size`` (sqrt(12) standard deviations, a uniform
-    spread's width: unlike the extent, it does not depend on which of two equal axes the
-    decomposition returns), the points collapse onto one line or point:
-    the one of the pinned region nearest ``centre`` (the centre of mass; default the
+    (P, 3) from its anchor (``Body.pin_offset``).
+
+    Along each principal axis of the points whose width is under ``narrow`` x ``size``
+    (sqrt(12) standard deviations, a uniform spread's width: unlike the extent, it does not
+    depend on which of two equal axes the decomposition returns), the points collapse onto
+    the part of the pinned region nearest ``centre`` (the centre of mass; default the
     origin, as in the body frame), where the engine's cloth bends. A strip along an edge
     becomes a hinge on its inner edge, a corner a ball joint at its inner corner, a patch
-    around the centre a ball joint at the centre, a wide patch stays as it is. Springs at
+    around the centre a ball joint at the centre; a wide patch stays as it is. Springs at
     the points themselves would make a narrow strip a stiff torsion spring (a sheet held by
-    an edge 2.6 % wide stuck out at 30-50 degrees where the engine's hung and swung
-    through), and a crease at the strip's edge is a shape no decoded state holds."""
+    a strip of dynamics points 2.6 % wide stuck out at 30-50 degrees where the engine's hung
+    and swung through), and the crease at the strip's edge is a shape no decoded state
+    holds."""
     if len(pinned) == 0:
         return np.zeros((0, 3))
     mean = pinned.mean(axis=0)
