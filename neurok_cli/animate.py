@@ -103,6 +103,7 @@ class AnimateReport:
     weights: str
     device: str
     warnings: list[str]
+    pins: dict | None = None  # vertices, dynamics points, hold (motion.pin_hold); None: unpinned
 
 
 def resolve_weights(name: str) -> Path:
@@ -252,7 +253,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         size_m=frame.size_m, mass_kg=st["mass_kg"], steps=st["steps"],
         fit_residual=st["fit_residual"], run_residual=st["run_residual"], energy=energy,
         timings=timings, export={"format": out.fmt, "bytes": out.bytes, **out.details},
-        weights=str(bundle), device=str(device), warnings=list(asset.warnings) + out.warnings)
+        weights=str(bundle), device=str(device), warnings=list(asset.warnings) + out.warnings,
+        pins=st["pins"])
 
 
 def _drift(e: dict[str, np.ndarray]) -> float:
@@ -269,8 +271,11 @@ def report_rows(rep: AnimateReport) -> list[tuple[str, str]]:
     size = f"{rep.export['format']}, {rep.export['bytes'] / 1e6:.2f} MB"
     stages = ", ".join(f"{k} {t[k]:.2f}" for k in ("load", "encode", "fit", "integrate",
                                                     "decode", "export"))
+    pins = [("pins", f"{rep.pins['vertices']:,} vertices, {rep.pins['points']} dynamics "
+                     f"points; {rep.pins['hold']}")] if rep.pins else []
     return [("output", f"{rep.output} ({size})"),
             ("motion", f"{rep.category}, preset {rep.preset}, {rep.samples} sample(s)"),
+            *pins,
             ("frames", f"{rep.frames} at {rep.fps:g} fps"),
             ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded)"),
             ("size, mass", f"{rep.size_m:.3g} m, {rep.mass_kg:.3g} kg"),

@@ -226,6 +226,21 @@ def pin_joint(pinned: np.ndarray, size: float, narrow: float = PIN_JOINT,
     return ((along - anchor) * short) @ axes
 
 
+def pin_hold(category: str, clamped: bool, anchors: np.ndarray, size: float) -> str:
+    """How pins at the anchors (P, 3) hold a body, in words: ``clamp`` (the frame is held),
+    ``ball joint`` or ``hinge`` (a sheet's pins collapsed to a point or a line), else
+    ``springs`` (each pin at its point: a solid on a line swings about it, a sheet held
+    over a wide patch is held there)."""
+    if clamped:
+        return "clamp"
+    if category == "cloth" and len(anchors):
+        spread = np.linalg.svd(anchors - anchors.mean(0), compute_uv=False)
+        lines = int((spread > 1e-6 * size * np.sqrt(len(anchors))).sum())
+        if lines <= 1:
+            return "hinge" if lines else "ball joint"
+    return "springs"
+
+
 def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Mass-weighted translation (S, 3) and small rotation (S, 3) about the points' centre of
@@ -420,6 +435,10 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                 if cfg.category == "beam" else None,
                 pin_offset=f64(pin_joint(rest_body[pinned_dyn], size))
                 if cfg.category == "cloth" and not clamped else None)
+    anchors = body.shape.rest[body.pinned].numpy() - (
+        0.0 if body.pin_offset is None else body.pin_offset.numpy())
+    pins = {"vertices": int(pinned_v.sum()), "points": int(pinned_dyn.sum()),
+            "hold": pin_hold(cfg.category, clamped, anchors, size)} if cond.pins else None
     g = max(float(np.linalg.norm(cond.gravity)), 9.81)
     rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
     env = Environment(gravity=tuple(cond.gravity), ground=cond.ground, friction=cond.friction,
@@ -476,6 +495,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
              # how close the motion came to the edge of the fitted latent region (1 = on it)
              "latent_peak": float(roll.q.abs().max()) / body.q_radius,
              "lifted": sunk,  # deepest vertex lifted onto the ground, fraction of the size
+             "pins": pins,  # pinned vertices, dynamics points, and how they hold (pin_hold)
              "singular_values": sub.singular_values.tolist(),
              "time": {name: clock[name] - clock[prev] for prev, name in
                       zip(["start", "encode", "fit", "integrate"],

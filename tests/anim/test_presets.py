@@ -8,7 +8,14 @@ import trimesh
 
 from neurok_cli.animate import PRESETS, Overrides, preset_conditions, resolve_weights
 from neurok_cli.errors import InputError, UsageError
-from neurok_cli.motion import auto_category, holds_frame, open_boundary, pin_joint, spans_plane
+from neurok_cli.motion import (
+    auto_category,
+    holds_frame,
+    open_boundary,
+    pin_hold,
+    pin_joint,
+    spans_plane,
+)
 from neurok_cli.sim.conditions import Impulse
 
 
@@ -63,6 +70,13 @@ def test_a_sheets_narrow_pins_make_a_hinge_or_a_ball_joint():
     assert np.allclose(pin_joint(edge - centre, size=1.0), pin_joint(edge, 1.0, centre=centre))
     assert pin_joint(edge[:1], size=1.0).shape == (1, 3) and not pin_joint(edge[:1], 1.0).any()
     assert pin_joint(edge[:0], size=1.0).shape == (0, 3)
+    # what the summary says of them
+    def hold(pts):
+        return pin_hold("cloth", False, pts - pin_joint(pts, 1.0, centre=centre), 1.0)
+
+    assert (hold(edge), hold(corner), hold(patch)) == ("hinge", "ball joint", "springs")
+    assert pin_hold("soft", True, patch, 1.0) == "clamp"
+    assert pin_hold("soft", False, edge, 1.0) == "springs"  # a solid on a line swings on them
 
 
 @pytest.mark.parametrize("preset", PRESETS)

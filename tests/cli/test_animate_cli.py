@@ -76,12 +76,40 @@ def test_pinned_beam_sways_and_its_clamp_stays_put(tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["category"] == "beam" and report["preset"] == "sway"
+    assert report["pins"]["hold"] == "clamp" and report["pins"]["points"] > 0
     (frames,) = ours(out)
     rest = load_mesh(src).vertices
     held = rest[:, 0] - rest[:, 0].min() < 0.05 * np.ptp(rest[:, 0])
     assert np.abs(frames[:, held] - rest[held]).max() < 1e-5
     tip = rest[:, 0] > rest[:, 0].max() - 0.05
     assert np.abs(frames[:, tip] - rest[tip]).max() > 1e-3  # the free end moves
+
+
+def test_a_sheet_held_by_a_narrow_edge_hangs_from_it(tmp_path):
+    """A 1 m sheet lying flat, held by a strip two vertices wide along one edge, falls and
+    hangs from it (a hinge), as the engine's does; the pinned vertices stay put."""
+    src = tmp_path / "sheet.obj"
+    n = 30
+    x, z = np.meshgrid(np.linspace(0, 1, n), np.linspace(0, 1, n), indexing="ij")
+    v = np.stack([x.ravel(), np.ones(n * n), z.ravel()], 1)
+    i, j = np.meshgrid(np.arange(n - 1), np.arange(n - 1), indexing="ij")
+    a = (i * n + j).ravel()
+    faces = np.concatenate([np.stack([a, a + 1, a + n], 1), np.stack([a + 1, a + n + 1, a + n], 1)])
+    trimesh.Trimesh(v, faces).export(src)
+    out = tmp_path / "sheet.glb"
+    result = animate(src, "-o", out, "--material", "cloth", "--pin", "x<0.05", "--no-ground",
+                     "--preset", "free", "--seconds", "1.5", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["pins"] == {"vertices": 2 * n, "points": report["pins"]["points"],
+                              "hold": "hinge"}
+    (frames,) = ours(out)
+    rest = load_mesh(src).vertices
+    held = rest[:, 0] < 0.05
+    assert np.abs(frames[:, held] - rest[held]).max() < 1e-5
+    far = rest[:, 0] > 0.95
+    drop = rest[far, 1].mean() - frames[:, far, 1].mean(axis=1)  # (T,)
+    assert drop.max() > 0.8  # hangs nearly straight down from its edge at some point
 
 
 @pytest.mark.parametrize("args, needle", [
