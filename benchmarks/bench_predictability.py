@@ -50,9 +50,14 @@ from neurok_cli.sim.scene import CELL_DOFS
 VARIANTS = ("again", "timestep/2", "young+1%", "height+1mm", "yaw+0.5deg", "cells x2")
 
 
+def cells_multiple(variant: str) -> int | None:
+    """N of a ``cells xN`` variant, else None."""
+    return int(variant[len("cells x"):]) if variant.startswith("cells x") else None
+
+
 def applies(seq, variant: str) -> bool:
     """Whether ``variant`` means anything for this sequence (cells: interpolated bodies)."""
-    return not variant.startswith("cells x") or seq.meta["dof"] in CELL_DOFS
+    return cells_multiple(variant) is None or seq.meta["dof"] in CELL_DOFS
 
 
 def _yaw(v: np.ndarray, degrees: float) -> np.ndarray:
@@ -70,8 +75,8 @@ def rerun(seq, variant: str, seconds: float) -> np.ndarray | None:
               "height+1mm": {"conditions": replace(cond, height=cond.height + 0.001)},
               "yaw+0.5deg": {"vertices": _yaw(np.asarray(seq.frames[0], np.float64), 0.5)},
               }.get(variant, {})
-    if variant.startswith("cells x"):
-        change = {"cells": tuple(int(variant[7:]) * c for c in seq.meta.get("cells", ()))}
+    if cells_multiple(variant):
+        change = {"cells": tuple(cells_multiple(variant) * c for c in seq.meta["cells"])}
     result = replay(seq, seconds, **change)
     return None if result.rejected else result.frames
 
@@ -91,7 +96,8 @@ def main() -> None:
     args = ap.parse_args()
     multiples = sorted({2, *args.finer})
     variants = VARIANTS + tuple(f"cells x{n}" for n in multiples if n != 2)
-    pairs = [f"x{a}~x{b}" for a, b in zip(multiples, multiples[1:])]
+    steps = {f"x{a}~x{b}": (a, b) for a, b in zip(multiples, multiples[1:])}
+    pairs = list(steps)
     ds = PairDataset(args.data, args.split, SamplingConfig(seed=args.seed), cache=False)
     picks = [i for i in _stratified(ds, args.rollouts, args.seed)
              if not args.categories or ds.category_of[i] in args.categories]
@@ -110,12 +116,11 @@ def main() -> None:
             frames = rerun(seq, variant, seconds)
             row[variant] = None if frames is None else float(
                 (np.linalg.norm(frames[:n] - truth, axis=-1).mean(-1) / diag).mean())
-            if variant.startswith("cells x") and frames is not None:
-                by_cells[int(variant[7:])] = frames[:n]
-        for pair, (a, b) in zip(pairs, zip(multiples, multiples[1:])):
-            if applies(seq, "cells x"):
-                row[pair] = float((np.linalg.norm(by_cells[a] - by_cells[b], axis=-1).mean(-1)
-                                   / diag).mean()) if a in by_cells and b in by_cells else None
+            if cells_multiple(variant) and frames is not None:
+                by_cells[cells_multiple(variant)] = frames[:n]
+        for pair, (a, b) in steps.items() if applies(seq, "cells x2") else ():
+            row[pair] = float((np.linalg.norm(by_cells[a] - by_cells[b], axis=-1).mean(-1)
+                               / diag).mean()) if a in by_cells and b in by_cells else None
         rows.append(row)
     wall = time.perf_counter() - t0
     cats = sorted({r["category"] for r in rows}) + ["all"]

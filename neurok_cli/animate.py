@@ -103,7 +103,7 @@ class AnimateReport:
     weights: str
     device: str
     warnings: list[str]
-    pins: dict | None = None  # vertices, dynamics points, hold (motion.pin_hold); None: unpinned
+    pins: dict | None = None  # vertices, points, hold (clamp or motion.Joint's); None: unpinned
 
 
 def resolve_weights(name: str) -> Path:

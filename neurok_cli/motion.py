@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -199,10 +200,16 @@ def holds_frame(category: str, pinned: np.ndarray) -> bool:
     return category == "beam" or (category == "soft" and spans_plane(pinned))
 
 
+class Joint(NamedTuple):
+    """What a sheet's pins make (:func:`pin_joint`)."""
+
+    offset: np.ndarray  # (P, 3): each pinned point's offset from its anchor (Body.pin_offset)
+    hold: str  # "ball joint", "hinge" or "springs" (a wide patch: each pin at its point)
+
+
 def pin_joint(pinned: np.ndarray, size: float, narrow: float = PIN_JOINT,
-              centre: np.ndarray | None = None) -> np.ndarray:
-    """The joint a sheet's pins at the points ``pinned`` (P, 3) make: each point's offset
-    (P, 3) from its anchor (``Body.pin_offset``).
+              centre: np.ndarray | None = None) -> Joint:
+    """The joint a sheet's pins at the points ``pinned`` (P, 3) make.
 
     Along each principal axis of the points whose width is under ``narrow`` x ``size``
     (sqrt(12) standard deviations, a uniform spread's width: unlike the extent, it does not
@@ -216,29 +223,15 @@ def pin_joint(pinned: np.ndarray, size: float, narrow: float = PIN_JOINT,
     and swung through), and the crease at the strip's edge is a shape no decoded state
     holds."""
     if len(pinned) == 0:
-        return np.zeros((0, 3))
+        return Joint(np.zeros((0, 3)), "springs")
     mean = pinned.mean(axis=0)
     _, _, axes = np.linalg.svd(pinned - mean, full_matrices=True)  # rows: principal axes
     along = (pinned - mean) @ axes.T  # (P, 3)
     c = (np.zeros(3) if centre is None else np.asarray(centre, float)) - mean
     anchor = np.clip(c @ axes.T, along.min(axis=0), along.max(axis=0))  # (3,)
     short = np.sqrt(12.0) * along.std(axis=0) < narrow * size
-    return ((along - anchor) * short) @ axes
-
-
-def pin_hold(category: str, clamped: bool, anchors: np.ndarray, size: float) -> str:
-    """How pins at the anchors (P, 3) hold a body, in words: ``clamp`` (the frame is held),
-    ``ball joint`` or ``hinge`` (a sheet's pins collapsed to a point or a line), else
-    ``springs`` (each pin at its point: a solid on a line swings about it, a sheet held
-    over a wide patch is held there)."""
-    if clamped:
-        return "clamp"
-    if category == "cloth" and len(anchors):
-        spread = np.linalg.svd(anchors - anchors.mean(0), compute_uv=False)
-        lines = int((spread > 1e-6 * size * np.sqrt(len(anchors))).sum())
-        if lines <= 1:
-            return "hinge" if lines else "ball joint"
-    return "springs"
+    hold = {3: "ball joint", 2: "hinge"}.get(int(short.sum()), "springs")
+    return Joint(((along - anchor) * short) @ axes, hold)
 
 
 def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor
@@ -425,6 +418,11 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     clock["fit"] = time.perf_counter()
 
     # --- springs, pins, forces -----------------------------------------------------------
+    joint = pin_joint(rest_body[pinned_dyn], size) if cfg.category == "cloth" and not \
+        clamped else None
+    pins = {"vertices": int(pinned_v.sum()), "points": int(pinned_dyn.sum()),
+            "hold": "clamp" if clamped else joint.hold if joint else "springs"} \
+        if cond.pins else None
     body = Body(shape=fit.shape, mass=mass_t, normals=f64(normals),
                 areas=f64(share), edges=torch.as_tensor(edges),
                 stiffness=torch.full((len(edges),), k_edge, dtype=torch.float64),
@@ -433,12 +431,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                 centreline=beam_centreline(rest_body, mass, cfg.stiffness * cfg.material.young,
                                            volume, edges, k_edge)
                 if cfg.category == "beam" else None,
-                pin_offset=f64(pin_joint(rest_body[pinned_dyn], size))
-                if cfg.category == "cloth" and not clamped else None)
-    anchors = body.shape.rest[body.pinned].numpy() - (
-        0.0 if body.pin_offset is None else body.pin_offset.numpy())
-    pins = {"vertices": int(pinned_v.sum()), "points": int(pinned_dyn.sum()),
-            "hold": pin_hold(cfg.category, clamped, anchors, size)} if cond.pins else None
+                pin_offset=f64(joint.offset) if joint else None)
     g = max(float(np.linalg.norm(cond.gravity)), 9.81)
     rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
     env = Environment(gravity=tuple(cond.gravity), ground=cond.ground, friction=cond.friction,
@@ -495,7 +488,8 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
              # how close the motion came to the edge of the fitted latent region (1 = on it)
              "latent_peak": float(roll.q.abs().max()) / body.q_radius,
              "lifted": sunk,  # deepest vertex lifted onto the ground, fraction of the size
-             "pins": pins,  # pinned vertices, dynamics points, and how they hold (pin_hold)
+             # pinned vertices, dynamics points, and how they hold: clamp, or Joint.hold
+             "pins": pins,
              "singular_values": sub.singular_values.tolist(),
              "time": {name: clock[name] - clock[prev] for prev, name in
                       zip(["start", "encode", "fit", "integrate"],

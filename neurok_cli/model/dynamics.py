@@ -282,6 +282,7 @@ class LatentDynamics(nn.Module):
         if tuple(self.pin_offset.shape) != (n_pins, 3):
             raise UsageError(f"pin_offset must be ({n_pins}, 3), one row per pinned point, "
                              f"got {tuple(self.pin_offset.shape)}")
+        self._joint = bool(self.pin_offset.any())  # else the anchors are the points
         # (P, 3) world: where each pin holds its anchor
         self.pin_target = body.centre + body.shape.rest[body.pinned] - self.pin_offset
         # each pin holds an equal share of the whole body's weight (a pinned region can be a
@@ -444,6 +445,8 @@ class LatentDynamics(nn.Module):
         """The pins' anchors (see ``Body.pin_offset``): world positions and velocities
         (S, P, 3) and their body-frame W = [Rᵀ, -[p - offset]x, J] (S, P, 3, n)."""
         idx, off = self._pin_index, self.pin_offset
+        if not self._joint:  # every pin at its point
+            return fr["x"][:, idx], fr["xdot"][:, idx], fr["W"][:, idx]
         R, p = fr["R"], fr["p"][:, idx] - off  # (S, P, 3) body frame
         u = fr["u"][:, idx] - torch.cross(fr["w"][:, None, :].expand_as(p), off.expand_as(p),
                                           dim=-1)

@@ -12,7 +12,6 @@ from neurok_cli.motion import (
     auto_category,
     holds_frame,
     open_boundary,
-    pin_hold,
     pin_joint,
     spans_plane,
 )
@@ -58,25 +57,25 @@ def test_a_sheets_narrow_pins_make_a_hinge_or_a_ball_joint():
 
     centre = np.array([0.5, 0.0, 0.5])  # a 1 m sheet's, over x and z in [0, 1]
     edge = grid([0.0, 0.02], np.linspace(0, 1, 21))  # two rows along z, 2 % apart
-    anchor = edge - pin_joint(edge, size=1.0, centre=centre)  # a hinge on the inner row
+    joint = pin_joint(edge, size=1.0, centre=centre)
+    anchor = edge - joint.offset  # a hinge on the inner row
+    assert joint.hold == "hinge"
     assert np.allclose(anchor[:, 0], 0.02) and np.allclose(anchor[:, 1:], edge[:, 1:])
     corner = grid([0.0, 0.02], [0.0, 0.05])  # 2 % x 5 %: a ball joint at the inner corner
-    assert np.allclose(corner - pin_joint(corner, size=1.0, centre=centre), [0.02, 0, 0.05])
+    joint = pin_joint(corner, size=1.0, centre=centre)
+    assert joint.hold == "ball joint" and np.allclose(corner - joint.offset, [0.02, 0, 0.05])
     middle = grid([0.48, 0.5, 0.52], [0.48, 0.5, 0.52])  # around the centre: a ball joint there
-    assert np.allclose(middle - pin_joint(middle, size=1.0, centre=centre), centre)
+    assert np.allclose(middle - pin_joint(middle, size=1.0, centre=centre).offset, centre)
     patch = grid(np.linspace(0.4, 0.6, 5), np.linspace(0.4, 0.6, 5))
-    assert np.allclose(pin_joint(patch, size=1.0, centre=centre), 0.0)  # 20 % wide: held
-    assert np.allclose(pin_joint(patch, size=5.0, centre=centre), patch - centre)  # 4 % of 5 m
-    assert np.allclose(pin_joint(edge - centre, size=1.0), pin_joint(edge, 1.0, centre=centre))
-    assert pin_joint(edge[:1], size=1.0).shape == (1, 3) and not pin_joint(edge[:1], 1.0).any()
-    assert pin_joint(edge[:0], size=1.0).shape == (0, 3)
-    # what the summary says of them
-    def hold(pts):
-        return pin_hold("cloth", False, pts - pin_joint(pts, 1.0, centre=centre), 1.0)
-
-    assert (hold(edge), hold(corner), hold(patch)) == ("hinge", "ball joint", "springs")
-    assert pin_hold("soft", True, patch, 1.0) == "clamp"
-    assert pin_hold("soft", False, edge, 1.0) == "springs"  # a solid on a line swings on them
+    joint = pin_joint(patch, size=1.0, centre=centre)  # 20 % wide: held as it is
+    assert joint.hold == "springs" and np.allclose(joint.offset, 0.0)
+    joint = pin_joint(patch, size=5.0, centre=centre)  # 4 % of a 5 m sheet
+    assert joint.hold == "ball joint" and np.allclose(joint.offset, patch - centre)
+    assert np.allclose(pin_joint(edge - centre, size=1.0).offset,
+                       pin_joint(edge, 1.0, centre=centre).offset)
+    one = pin_joint(edge[:1], size=1.0)
+    assert one.offset.shape == (1, 3) and not one.offset.any() and one.hold == "ball joint"
+    assert pin_joint(edge[:0], size=1.0).offset.shape == (0, 3)
 
 
 @pytest.mark.parametrize("preset", PRESETS)

@@ -101,8 +101,8 @@ def test_a_sheet_held_by_a_narrow_edge_hangs_from_it(tmp_path):
                      "--preset", "free", "--seconds", "1.5", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert report["pins"] == {"vertices": 2 * n, "points": report["pins"]["points"],
-                              "hold": "hinge"}
+    pins = report["pins"]
+    assert pins["vertices"] == 2 * n and pins["points"] > 0 and pins["hold"] == "hinge"
     (frames,) = ours(out)
     rest = load_mesh(src).vertices
     held = rest[:, 0] < 0.05

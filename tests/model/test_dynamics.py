@@ -337,7 +337,7 @@ def test_pins_at_anchors_make_a_hinge_that_swings_like_a_physical_pendulum():
     at the points themselves hold it up instead (the strip is a stiff torsion spring)."""
     from neurok_cli.motion import pin_joint
     body, pinned = plate_body()
-    offset = torch.as_tensor(pin_joint(body.shape.rest[pinned].numpy(), 1.0))
+    offset = torch.as_tensor(pin_joint(body.shape.rest[pinned].numpy(), 1.0).offset)
     assert float(offset[:, 0].min()) == pytest.approx(-0.05)  # the outer row onto the inner
     assert float(offset[:, 0].max()) == 0.0
     assert float(offset[:, 1:].abs().max()) < 1e-12
