@@ -218,10 +218,10 @@ def pin_joint(pinned: np.ndarray, size: float, narrow: float = PIN_JOINT,
     origin, as in the body frame), where the engine's cloth bends. A strip along an edge
     becomes a hinge on its inner edge, a corner a ball joint at its inner corner, a patch
     around the centre a ball joint at the centre; a wide patch stays as it is. Springs at
-    the points themselves would make a narrow strip a stiff torsion spring (a sheet held by
-    a strip of dynamics points 2.6 % wide stuck out at 30-50 degrees where the engine's hung
-    and swung through), and the crease at the strip's edge is a shape no decoded state
-    holds."""
+    the points themselves would make a narrow strip a stiff torsion spring (a 1 m sheet held
+    by two rows of vertices 2.6 cm apart swung between 0 and 50 degrees below the horizontal
+    where the engine's hung and swung through), and the crease at the strip's edge is a
+    shape no decoded state holds."""
     if len(pinned) == 0:
         return Joint(np.zeros((0, 3)), "springs")
     mean = pinned.mean(axis=0)
