@@ -83,7 +83,10 @@ def load_mesh(path: str | Path, *, up: str | None = None) -> Asset:
     if not path.exists():
         raise InputError(f"{path}: no such file")
     if path.is_dir():
-        raise InputError(f"{path}: is a folder, not a mesh file")
+        inside = sorted(f.name for f in path.iterdir() if f.suffix.lower() in LOADERS)
+        hint = f"; it holds {', '.join(inside[:3])}{' ...' if len(inside) > 3 else ''}" \
+            if inside else ""
+        raise InputError(f"{path}: is a folder, not a mesh file{hint}")
     suffix = path.suffix.lower()
     if suffix not in LOADERS:
         raise InputError(f"{path}: unsupported file type '{suffix or path.name}'; "

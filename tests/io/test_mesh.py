@@ -165,6 +165,14 @@ def test_missing_folder_and_unsupported(tmp_path):
         load_mesh(tmp_path)
     with pytest.raises(InputError, match="unsupported file type '.fbx'"):
         load_mesh(_write(tmp_path, "a.fbx", "x"))
+    # a folder holding an asset names the meshes in it (a texture is not one)
+    asset = tmp_path / "asset"
+    asset.mkdir()
+    for name in ("cow.OBJ", "cow.png", "cow.stl"):
+        (asset / name).write_text("x")
+    with pytest.raises(InputError, match=r"is a folder, not a mesh file; it holds cow.OBJ, "
+                                         r"cow.stl$"):
+        load_mesh(asset)
 
 
 def test_glb_accessor_past_buffer_end(tmp_path):
