@@ -33,6 +33,9 @@ def generate_cmd(
                      ] = "0/1",
     seconds: Annotated[float, typer.Option(help="Length of each sequence, seconds.")] = 2.0,
     fps: Annotated[float, typer.Option(help="Frames per second.")] = 30.0,
+    interior_pins: Annotated[float, typer.Option(
+        help="Share of pinned sheets held by a patch inside them (0-1) rather than by an "
+             "edge or corners.")] = 0.0,
     json_out: Annotated[bool, typer.Option("--json", help="Print the header as JSON.")
                         ] = False,
 ) -> None:
@@ -52,7 +55,8 @@ def generate_cmd(
         raise UsageError(f"--shard must look like i/n (e.g. 0/4), not {shard!r}") from None
     cfg = GenerateConfig(out=out_dir, count=count, seed=seed,
                          categories=tuple(c.strip() for c in categories.split(",") if c.strip()),
-                         shapes=shapes, workers=workers, shard=(i, n), seconds=seconds, fps=fps)
+                         shapes=shapes, workers=workers, shard=(i, n), seconds=seconds, fps=fps,
+                         interior_pins=interior_pins)
     with progress_bar("simulating") as update:
         header = generate(cfg, progress=lambda k, total, tally: update(
             k, total, ", ".join(f"{v} {r}" for r, v in sorted(tally.items()))))

@@ -44,6 +44,7 @@ class GenerateConfig:
     shard: tuple[int, int] = (0, 1)  # (i, n): this run makes jobs with index % n == i
     seconds: float = 2.0
     fps: float = 30.0
+    interior_pins: float = 0.0  # share of pinned sheets held by a patch inside them
 
 
 @dataclass
@@ -111,7 +112,7 @@ def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
     shape = _shape(job, rng, cfg.shapes)
     size = float(np.ptp(shape.vertices, axis=0).max())
     material = sample_material(job.category, rng, shape.vertices)
-    cond = sample_conditions(job.category, rng, size, job.family)
+    cond = sample_conditions(job.category, rng, size, job.family, cfg.interior_pins)
     dof = sample_dof(job.category, rng, job.family)
     try:
         spec = prepare(shape.vertices, shape.faces, job.category, material, cond, dof=dof)
@@ -196,7 +197,9 @@ def summarize(cfg: GenerateConfig, jobs: list[Job]) -> Header:
     return Header(
         generator={"command": "neurok dataset generate", "count": cfg.count, "seed": cfg.seed,
                    "categories": list(cfg.categories), "seconds": cfg.seconds, "fps": cfg.fps,
-                   "shapes": str(cfg.shapes) if cfg.shapes else None},
+                   "shapes": str(cfg.shapes) if cfg.shapes else None,
+                   # recorded when used, so a header made without it reads as before
+                   **({"interior_pins": cfg.interior_pins} if cfg.interior_pins else {})},
         engine={"name": "mujoco", "version": mujoco.__version__},
         counts={s: dict(sorted(c.items())) for s, c in counts.items()},
         rejected=dict(sorted(rejected.items())),
@@ -211,6 +214,8 @@ def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] 
         raise UsageError(f"--shard {i}/{n}: need 0 <= i < n")
     if cfg.count < 1 or cfg.workers < 1:
         raise UsageError("--count and --workers must be at least 1")
+    if not 0.0 <= cfg.interior_pins <= 1.0:
+        raise UsageError(f"--interior-pins must be in [0, 1], got {cfg.interior_pins:g}")
     cfg.out.mkdir(parents=True, exist_ok=True)
     jobs = plan(cfg)
     todo = [j for j in jobs if j.index % n == i and not _done(cfg.out, j)]

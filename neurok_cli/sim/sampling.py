@@ -61,9 +61,13 @@ def _push(rng: np.random.Generator, regions: tuple[str, ...], speed: tuple[float
                    time=float(rng.uniform(start, end)))
 
 
-def sample_conditions(category: str, rng: np.random.Generator, size: float, family: str
-                      ) -> Conditions:
-    """Gravity, ground, start state, pins, wind and pushes for one sequence."""
+def sample_conditions(category: str, rng: np.random.Generator, size: float, family: str,
+                      interior_pins: float = 0.0) -> Conditions:
+    """Gravity, ground, start state, pins, wind and pushes for one sequence.
+
+    interior_pins: the share of pinned sheets held by a square patch round a point of their
+    middle half rather than by an edge or corners (0 draws nothing for it, so a dataset made
+    without it comes out as it did before the option existed)."""
     c = Conditions(gravity=_gravity(rng), friction=float(rng.uniform(0.3, 1.2)))
     if category == "soft":
         c.height = float(rng.uniform(0.0, 0.6) * size)
@@ -85,8 +89,13 @@ def sample_conditions(category: str, rng: np.random.Generator, size: float, fami
             if rng.random() < 0.6:
                 c.pins = [str(rng.choice(["x<0.03", "x>0.45 & x<0.55 & z>0.45 & z<0.55"]))]
         elif rng.random() < 0.6:
-            c.pins = [str(rng.choice(["x<0.02 & z<0.02", "x<0.02", "z<0.02",
-                                      "x<0.02 & z<0.02|x>0.98 & z<0.02"]))]
+            if interior_pins > 0 and rng.random() < interior_pins:
+                u, v = rng.uniform(0.25, 0.75, size=2)
+                h = rng.uniform(0.03, 0.08)
+                c.pins = [f"x>{u - h:.3f} & x<{u + h:.3f} & z>{v - h:.3f} & z<{v + h:.3f}"]
+            else:
+                c.pins = [str(rng.choice(["x<0.02 & z<0.02", "x<0.02", "z<0.02",
+                                          "x<0.02 & z<0.02|x>0.98 & z<0.02"]))]
         c.ground = not c.pins or rng.random() < 0.5
         if rng.random() < 0.5 or family == "flag":
             w = _unit(rng, horizontal=True) * rng.uniform(1.0, 8.0)

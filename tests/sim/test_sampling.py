@@ -1,0 +1,45 @@
+"""Random conditions of dataset sequences: what the sampler draws for sheets' pins."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neurok_cli.errors import UsageError
+from neurok_cli.sim.conditions import select_region
+from neurok_cli.sim.generate import GenerateConfig, generate, plan, summarize
+from neurok_cli.sim.sampling import sample_conditions
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5])
+def test_sheets_are_held_by_their_edges_corners_or_a_patch_inside(share):
+    u, w = np.meshgrid(np.linspace(0, 1, 41), np.linspace(0, 1, 41))
+    sheet = np.stack([u.ravel(), np.zeros(u.size), w.ravel()], axis=1)  # flat, in x-z
+    edge = (sheet[:, 0] < 0.1) | (sheet[:, 0] > 0.9) | (sheet[:, 2] < 0.1) | (sheet[:, 2] > 0.9)
+    pinned, inside = 0, 0
+    for i in range(400):
+        c = sample_conditions("cloth", np.random.default_rng([5, i]), 1.0, "sheet", share)
+        if not c.pins:
+            assert c.ground  # a free sheet falls onto the ground
+            continue
+        pinned += 1
+        held = np.zeros(len(sheet), bool)
+        for region in c.pins:
+            held |= select_region(region, sheet)
+        assert held.any()
+        if not held[edge].any():  # a patch inside: round a point of the middle half
+            inside += 1
+            centre = sheet[held].mean(axis=0)
+            assert 0.2 < centre[0] < 0.8 and 0.2 < centre[2] < 0.8
+            assert 0.02 < np.ptp(sheet[held][:, 0]) < 0.2
+    assert 0.5 < pinned / 400 < 0.7
+    assert abs(inside / pinned - share) < 0.1
+
+
+def test_the_header_records_the_share_when_it_is_used(tmp_path):
+    used = GenerateConfig(out=tmp_path, count=3, interior_pins=0.5)
+    assert summarize(used, plan(used)).generator["interior_pins"] == 0.5
+    plain = GenerateConfig(out=tmp_path, count=3)  # a header as it was before the option
+    assert "interior_pins" not in summarize(plain, plan(plain)).generator
+    with pytest.raises(UsageError, match=r"--interior-pins must be in \[0, 1\], got 1.5"):
+        generate(GenerateConfig(out=tmp_path, count=3, interior_pins=1.5))
