@@ -17,7 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.format import SPLITS, Header, Sequence, save_sequence, split_dir, write_header
+from ..data.format import (
+    HEADER,
+    SPLITS,
+    Header,
+    Sequence,
+    read_header,
+    save_sequence,
+    split_dir,
+    write_header,
+)
 from ..errors import NeurokError, UsageError
 from .conditions import CATEGORIES, Conditions, Impulse, SimMaterial
 from .engine import SimResult, run
@@ -181,6 +190,39 @@ def _worker(args: tuple[Job, GenerateConfig]) -> tuple[str, str | None, float]:
     return run_job(*args)
 
 
+def _generator(cfg: GenerateConfig) -> dict:
+    """The header's record of the options that decide what each job makes."""
+    return {"command": "neurok dataset generate", "count": cfg.count, "seed": cfg.seed,
+            "categories": list(cfg.categories), "seconds": cfg.seconds, "fps": cfg.fps,
+            "shapes": str(cfg.shapes) if cfg.shapes else None,
+            # recorded when used, so a header made without it reads as before
+            **({"interior_pins": cfg.interior_pins} if cfg.interior_pins else {})}
+
+
+# options a resumed run must share with the one that began the folder (--count may grow)
+SAME_ON_RESUME = {"seed": None, "categories": None, "seconds": None, "fps": None,
+                  "shapes": None, "interior_pins": 0.0}
+
+
+def _check_resume(cfg: GenerateConfig) -> None:
+    """A folder that already holds a dataset is resumed only with the options that made it:
+    otherwise its finished sequences would be skipped and the rest made differently."""
+    if not (cfg.out / HEADER).is_file():
+        return
+    before = read_header(cfg.out).generator
+    if before.get("command") != "neurok dataset generate":
+        raise UsageError(f"{cfg.out} holds a dataset made by {before.get('command') or 'hand'}"
+                         "; generate into a new folder")
+    now = _generator(cfg)
+    for key, default in SAME_ON_RESUME.items():
+        if before.get(key, default) != now.get(key, default):
+            flag = "--" + key.replace("_", "-")
+            show = lambda v: ",".join(v) if isinstance(v, list) else v  # noqa: E731
+            raise UsageError(f"{cfg.out} was made with {flag} {show(before.get(key, default))}, "
+                             f"not {show(now.get(key, default))}; resume it with the same "
+                             "options or use a new folder")
+
+
 def summarize(cfg: GenerateConfig, jobs: list[Job]) -> Header:
     """The header from what is on disk (all shards' work so far)."""
     counts: dict[str, Counter] = {s: Counter() for s in SPLITS}
@@ -195,11 +237,7 @@ def summarize(cfg: GenerateConfig, jobs: list[Job]) -> Header:
     import mujoco
 
     return Header(
-        generator={"command": "neurok dataset generate", "count": cfg.count, "seed": cfg.seed,
-                   "categories": list(cfg.categories), "seconds": cfg.seconds, "fps": cfg.fps,
-                   "shapes": str(cfg.shapes) if cfg.shapes else None,
-                   # recorded when used, so a header made without it reads as before
-                   **({"interior_pins": cfg.interior_pins} if cfg.interior_pins else {})},
+        generator=_generator(cfg),
         engine={"name": "mujoco", "version": mujoco.__version__},
         counts={s: dict(sorted(c.items())) for s, c in counts.items()},
         rejected=dict(sorted(rejected.items())),
@@ -216,6 +254,7 @@ def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] 
         raise UsageError("--count and --workers must be at least 1")
     if not 0.0 <= cfg.interior_pins <= 1.0:
         raise UsageError(f"--interior-pins must be in [0, 1], got {cfg.interior_pins:g}")
+    _check_resume(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)
     jobs = plan(cfg)
     todo = [j for j in jobs if j.index % n == i and not _done(cfg.out, j)]

@@ -1,10 +1,11 @@
-"""Random conditions of dataset sequences: what the sampler draws for sheets' pins."""
+"""Random conditions of dataset sequences (sheets held inside) and resuming a generation."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from neurok_cli.data.format import Header, write_header
 from neurok_cli.errors import UsageError
 from neurok_cli.sim.conditions import select_region
 from neurok_cli.sim.generate import GenerateConfig, generate, plan, summarize
@@ -43,3 +44,20 @@ def test_the_header_records_the_share_when_it_is_used(tmp_path):
     assert "interior_pins" not in summarize(plain, plan(plain)).generator
     with pytest.raises(UsageError, match=r"--interior-pins must be in \[0, 1\], got 1.5"):
         generate(GenerateConfig(out=tmp_path, count=3, interior_pins=1.5))
+
+
+def test_a_folder_is_resumed_only_with_the_options_that_made_it(tmp_path):
+    first = GenerateConfig(out=tmp_path, count=3, seed=7, interior_pins=0.5)
+    write_header(tmp_path, summarize(first, plan(first)))
+    for changed, message in ((dict(seed=8), "--seed 7, not 8"),
+                             (dict(interior_pins=0.0), "--interior-pins 0.5, not 0.0"),
+                             (dict(categories=("cloth",)),
+                              "--categories soft,cloth,beam, not cloth")):
+        cfg = GenerateConfig(**{**vars(first), **changed})
+        with pytest.raises(UsageError, match=f"was made with {message}; resume it"):
+            generate(cfg)
+    imported = tmp_path / "imported"
+    imported.mkdir()
+    write_header(imported, Header(generator={"command": "dataset import"}))
+    with pytest.raises(UsageError, match="made by dataset import; generate into a new"):
+        generate(GenerateConfig(out=imported, count=3))
