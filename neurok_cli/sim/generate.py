@@ -215,12 +215,11 @@ def _check_resume(cfg: GenerateConfig) -> None:
                          "; generate into a new folder")
     now = _generator(cfg)
     for key, default in SAME_ON_RESUME.items():
-        if before.get(key, default) != now.get(key, default):
-            flag = "--" + key.replace("_", "-")
-            show = lambda v: ",".join(v) if isinstance(v, list) else v  # noqa: E731
-            raise UsageError(f"{cfg.out} was made with {flag} {show(before.get(key, default))}, "
-                             f"not {show(now.get(key, default))}; resume it with the same "
-                             "options or use a new folder")
+        was, wants = (",".join(v) if isinstance(v, list) else v
+                      for v in (before.get(key, default), now.get(key, default)))
+        if was != wants:
+            raise UsageError(f"{cfg.out} was made with --{key.replace('_', '-')} {was}, not "
+                             f"{wants}; resume it with the same options or use a new folder")
 
 
 def summarize(cfg: GenerateConfig, jobs: list[Job]) -> Header:

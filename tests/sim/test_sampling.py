@@ -56,6 +56,9 @@ def test_a_folder_is_resumed_only_with_the_options_that_made_it(tmp_path):
         cfg = GenerateConfig(**{**vars(first), **changed})
         with pytest.raises(UsageError, match=f"was made with {message}; resume it"):
             generate(cfg)
+    # the same options resume it, and --count may grow (this shard has no job: none runs)
+    header = generate(GenerateConfig(**{**vars(first), "count": 5, "shard": (5, 6)}))
+    assert header.generator["count"] == 5 and header.generator["interior_pins"] == 0.5
     imported = tmp_path / "imported"
     imported.mkdir()
     write_header(imported, Header(generator={"command": "dataset import"}))
