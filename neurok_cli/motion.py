@@ -50,6 +50,7 @@ BEAM_SLICES = 8  # a beam's centreline: slices along its axis (see beam_centreli
 SLICE_POINTS = 8  # ... of at least this many dynamics points each
 GRAPH_SHARE = 0.5  # ... and its spring graph's weight (see beam_centreline)
 PIN_JOINT = 0.12  # a sheet's pins narrower than this x its size across an axis: a joint
+SHEET_HOLES = 0.3  # an open surface is a sheet when closing its holes takes this x its area
 
 
 @dataclass
@@ -260,10 +261,37 @@ def open_boundary(vertices: np.ndarray, faces: np.ndarray) -> float:
     return float(length / max(np.sqrt(face_areas(vertices, faces).sum()), 1e-300))
 
 
+def hole_share(vertices: np.ndarray, faces: np.ndarray) -> float:
+    """The area it takes to close the surface's holes over the surface's own area: the sum
+    of the boundary loops' vector areas (the area of each loop's projection on its best
+    plane). 0 for a watertight solid, 1 for a flat sheet, 0.5 for a hemispherical shell,
+    about a third for a square cloth hanging straight down all round a table half its
+    width, under a quarter for a teapot open at its lid and spout."""
+    e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
+    _, inverse, counts = np.unique(np.sort(e, axis=1), axis=0, return_inverse=True,
+                                   return_counts=True)
+    rim = e[counts[inverse.reshape(-1)] == 1]  # boundary edges, as their faces run
+    if not len(rim):
+        return 0.0
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(vertices)
+    graph = coo_matrix((np.ones(len(rim)), (rim[:, 0], rim[:, 1])), shape=(n, n))
+    _, loop = connected_components(graph, directed=False)
+    cross = np.cross(vertices[rim[:, 0]], vertices[rim[:, 1]]) / 2.0  # closed loops: origin-free
+    vector = np.zeros((n, 3))
+    np.add.at(vector, loop[rim[:, 0]], cross)
+    area = face_areas(vertices, faces).sum()
+    return float(np.linalg.norm(vector, axis=1).sum() / max(area, 1e-300))
+
+
 def auto_category(vertices: np.ndarray, faces: np.ndarray) -> str:
-    """cloth for open or flat surfaces, beam for long slender solids, else soft."""
+    """cloth for flat surfaces and open ones whose holes are a large part of them (a sheet,
+    not a solid with openings such as a teapot's), beam for long slender solids, else soft."""
     ext = np.sort(np.ptp(vertices, axis=0))[::-1]
-    if open_boundary(vertices, faces) > 1.0 or ext[2] < 0.02 * ext[0]:
+    if ext[2] < 0.02 * ext[0] or (open_boundary(vertices, faces) > 1.0
+                                  and hole_share(vertices, faces) >= SHEET_HOLES):
         return "cloth"
     if ext[0] >= 4.0 * ext[1]:
         return "beam"

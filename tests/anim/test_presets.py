@@ -8,14 +8,17 @@ import trimesh
 
 from neurok_cli.animate import PRESETS, Overrides, preset_conditions, resolve_weights
 from neurok_cli.errors import InputError, UsageError
+from neurok_cli.io.mesh import load_mesh
 from neurok_cli.motion import (
     auto_category,
     holds_frame,
+    hole_share,
     open_boundary,
     pin_joint,
     spans_plane,
 )
 from neurok_cli.sim.conditions import Impulse
+from tests.conftest import asset_path
 
 
 def test_material_from_geometry():
@@ -31,6 +34,33 @@ def test_material_from_geometry():
     # a solid with one small hole is still a solid
     holed = trimesh.Trimesh(ball.vertices, ball.faces[1:])
     assert auto_category(holed.vertices, holed.faces) == "soft"
+
+
+def test_an_open_solid_is_told_from_a_sheet_by_the_area_its_holes_take():
+    ball = trimesh.creation.icosphere(subdivisions=3)
+    low = ball.vertices[ball.faces].mean(axis=1)[:, 1] < 0
+    bowl = trimesh.Trimesh(ball.vertices, ball.faces[low])  # a shell open at its rim
+    assert hole_share(bowl.vertices, bowl.faces) == pytest.approx(0.5, abs=0.02)
+    assert auto_category(bowl.vertices, bowl.faces) == "cloth"
+    tube = trimesh.creation.cylinder(radius=0.5, height=2.0, sections=32)
+    side = np.abs(tube.face_normals[:, 2]) < 0.5
+    cup = trimesh.Trimesh(tube.vertices, tube.faces[side | (tube.face_normals[:, 2] < -0.5)])
+    # open at the top: pi r^2 closes it, a ninth of its area; open at both ends (a sleeve):
+    # the two loops' areas add, though their orientations cancel
+    assert hole_share(cup.vertices, cup.faces) == pytest.approx(1 / 9, rel=0.02)
+    assert auto_category(cup.vertices, cup.faces) == "soft"
+    sleeve = trimesh.Trimesh(tube.vertices, tube.faces[side])
+    assert hole_share(sleeve.vertices, sleeve.faces) == pytest.approx(1 / 4, rel=0.02)
+    assert hole_share(ball.vertices, ball.faces) == 0.0
+
+
+def test_the_teapot_is_a_solid_with_openings_not_a_cloth():
+    teapot = load_mesh(asset_path("teapot")).welded()
+    assert open_boundary(teapot.vertices, teapot.faces) > 1.0  # open at its lid and spout
+    assert hole_share(teapot.vertices, teapot.faces) < 0.3
+    assert auto_category(teapot.vertices, teapot.faces) == "soft"
+    mountain = load_mesh(asset_path("mountain")).welded()  # a height field: a sheet
+    assert auto_category(mountain.vertices, mountain.faces) == "cloth"
 
 
 def test_pins_over_a_patch_hold_the_frame_and_pins_on_a_line_let_it_swing():
