@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import InputError, NeurokError, UsageError
 from .io.export import ExportOptions, export_motion, output_format
-from .io.mesh import canonical_frame, load_mesh
+from .io.mesh import canonical_frame, load_mesh, size_warning
 from .motion import LatentStart, MotionConfig, auto_category, latent_motion
 from .sim.conditions import CATEGORIES, PRESET_MATERIALS, Conditions, Impulse, SimMaterial
 
@@ -253,7 +253,9 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         size_m=frame.size_m, mass_kg=st["mass_kg"], steps=st["steps"],
         fit_residual=st["fit_residual"], run_residual=st["run_residual"], energy=energy,
         timings=timings, export={"format": out.fmt, "bytes": out.bytes, **out.details},
-        weights=str(bundle), device=str(device), warnings=list(asset.warnings) + out.warnings,
+        weights=str(bundle), device=str(device),
+        warnings=[*asset.warnings, *filter(None, [size_warning(asset, cfg.size)]),
+                  *out.warnings],
         pins=st["pins"])
 
 

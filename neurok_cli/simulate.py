@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .errors import UsageError
 from .io.export import ExportOptions, export_motion
-from .io.mesh import canonical_frame, load_mesh
+from .io.mesh import canonical_frame, load_mesh, size_warning
 from .sim.conditions import CATEGORIES, PRESET_MATERIALS, Conditions, SimMaterial
 from .sim.engine import ENGINE_WARNINGS, run
 from .sim.proxy import make_proxy
@@ -124,7 +124,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     frames = result.frames - lift
     if proxy is not None:
         frames = proxy.carry(frames, surface)
-    warnings = list(asset.warnings)
+    warnings = [*asset.warnings, *filter(None, [size_warning(asset, cfg.size)])]
     if result.rejected:
         warnings.append(f"the simulation became unstable ({result.rejected}) at "
                         f"{result.times[-1]:.2f} s; wrote the frames before it")

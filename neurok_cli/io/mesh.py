@@ -190,13 +190,37 @@ def canonical_frame(asset: Asset, *, size: float | None = None) -> CanonicalFram
     return CanonicalFrame(center=(lo + hi) / 2, extent=extent, up=asset.up, size_m=metres)
 
 
+LARGE_UNITLESS = 50.0  # a unitless file larger than this is most likely in cm or mm
+SMALL_UNITLESS = 0.01  # ... and smaller than this, in some unit larger than metres
+
+
+def _unlikely_metres(extent: float) -> str | None:
+    if extent > LARGE_UNITLESS:
+        return "looks like cm or mm"
+    if extent < SMALL_UNITLESS:
+        return "is tiny"
+    return None
+
+
 def guess_units(asset: Asset) -> str:
     """A human hint about the file's units, from its format and size."""
     if asset.metres_per_unit is not None:
         return "metres (glTF)"
     extent = float(np.ptp(asset.vertices, axis=0).max())
-    if extent > 50:
-        return f"unitless; largest extent {extent:.4g} looks like cm or mm: pass --size"
-    if extent < 0.01:
-        return f"unitless; largest extent {extent:.4g} is tiny: pass --size"
+    unlikely = _unlikely_metres(extent)
+    if unlikely:
+        return f"unitless; largest extent {extent:.4g} {unlikely}: pass --size"
     return f"unitless; read as metres (largest extent {extent:.4g}); --size to change"
+
+
+def size_warning(asset: Asset, size: float | None) -> str | None:
+    """A warning for physics on a unitless file (OBJ, PLY, STL) read as metres where its
+    size makes metres unlikely (``size``: the --size given, if any)."""
+    if size is not None or asset.metres_per_unit is not None:
+        return None
+    extent = float(np.ptp(asset.vertices, axis=0).max())
+    unlikely = _unlikely_metres(extent)
+    if not unlikely:
+        return None
+    return (f"the file has no units; its largest extent, {extent:.4g}, was read as "
+            f"{extent:.4g} m, which {unlikely}: pass --size with the size in metres")

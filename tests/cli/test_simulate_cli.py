@@ -94,6 +94,7 @@ def test_cells_set_the_soft_bodys_resolution(tmp_path):
                                + ([] if cells is None else ["--cells", cells]))
         assert result.exit_code == 0, result.output
         reports[cells] = json.loads(result.output)
+        assert any("pass --size" in w for w in reports[cells]["warnings"])  # 63 units across
     assert reports["2,2,2"]["cells"] == [2, 2, 2] and reports["2,2,2"]["dofs"] == 81
     assert reports["2,2,2"]["dof"] == "trilinear"
     assert reports[None]["dofs"] == 3 * np.prod([c + 1 for c in reports[None]["cells"]])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from neurok_cli.errors import InputError, UsageError
-from neurok_cli.io.mesh import canonical_frame, load_mesh, weld
+from neurok_cli.io.mesh import canonical_frame, load_mesh, size_warning, weld
 from tests.conftest import asset_path
 
 # raw vertices / faces / welded vertices, from the shared assets' README (trimesh counts)
@@ -111,6 +111,20 @@ def test_stl_is_z_up_unless_told():
                                np.ptp(asset.vertices[:, 2]), rtol=1e-9)  # height = file z
     assert load_mesh(asset_path("teapot"), up="y").up == "y"
     assert load_mesh(asset_path("penguin")).up == "y"  # OBJ stays +Y up
+
+
+def test_a_unitless_file_whose_size_is_unlikely_in_metres_is_warned_about(tmp_path):
+    """The teapot (63 units across) would be a 63 m teapot: physics on it warns unless
+    --size is given; a penguin 1.4 units tall and a glTF (metres by definition) do not."""
+    teapot = load_mesh(asset_path("teapot"))
+    message = size_warning(teapot, None)
+    assert message is not None and "63.17" in message and "--size" in message
+    assert size_warning(teapot, 0.3) is None
+    assert size_warning(load_mesh(asset_path("penguin")), None) is None
+    truck = load_mesh(asset_path("truck"))
+    assert size_warning(truck, None) is None
+    (tmp_path / "speck.obj").write_text("v 0 0 0\nv 0.004 0 0\nv 0 0.004 0\nf 1 2 3\n")
+    assert "tiny" in size_warning(load_mesh(tmp_path / "speck.obj"), None)
 
 
 def test_canonical_frame_rejects_bad_size():
