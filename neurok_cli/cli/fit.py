@@ -39,6 +39,8 @@ def fit(
                      ] = "last",
     seconds: Annotated[float, Opt(help="Duration of the animation, s.")] = 4.0,
     material: Annotated[str, Opt(help="auto, soft, cloth or beam.")] = "auto",
+    size: Annotated[float | None, Opt(help="Largest extent of the animation's body in "
+                                           "metres (OBJ/PLY/STL frames).")] = None,
     preset: Annotated[str | None, Opt(help="Preset of the animation (default: free).")
                       ] = None,
     stiffness: o.Stiffness = 1.0,
@@ -75,7 +77,8 @@ def fit(
         acfg = AnimateConfig(input=source, output=then_animate, seconds=seconds,
                              fps=float(1.0 / max(result.observation.times[1]
                                                  - result.observation.times[0], 1e-6)),
-                             material=material, preset=preset, stiffness=stiffness, up=up,
+                             material=material, preset=preset, stiffness=stiffness,
+                             size=size, up=up,
                              overrides=over, seed=seed, weights=weights, device=device,
                              continuation=continuation(result, start))
         with progress_bar("animating") as update:

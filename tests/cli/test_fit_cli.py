@@ -102,6 +102,19 @@ def test_a_sequence_gives_initial_conditions_and_continues(tmp_path):
     assert gap < 0.03, gap
 
 
+def test_a_unitless_sequence_continues_at_the_size_given(tmp_path):
+    """Frames in OBJ have no units: --size reaches the continuation's physics, as it does
+    animate's."""
+    folder = tmp_path / "frames"
+    made = runner.invoke(app, ["animate", str(BLOB), "-o", str(folder), "--format", "obj",
+                               "--seconds", "0.2", "--preset", "wobble"])
+    assert made.exit_code == 0, made.output
+    doc = fit(folder, "-o", tmp_path / "s.json", "--steps", "20", "--then-animate",
+              tmp_path / "cont.glb", "--seconds", "0.1", "--size", "0.25")
+    assert doc["animation"]["size_m"] == pytest.approx(0.25)
+    assert not any("--size" in w for w in doc["animation"]["warnings"])
+
+
 def test_bad_inputs_fail_in_one_line_without_output(tmp_path, deformed):
     path, _ = deformed
     out = tmp_path / "o.json"
