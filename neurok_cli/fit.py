@@ -56,6 +56,8 @@ class FitConfig:
     weights: str = "neurok-base"
     device: str = "auto"
     require_sequence: bool = False  # fail before any work unless a sequence is observed
+    animation: str | None = None  # a glTF's animation by name or index; default: the first,
+    # with every other that drives different parts (gltf_anim.animations_together)
 
 
 @dataclass
@@ -92,11 +94,14 @@ class FitResult:
     initial: dict[str, dict] = field(default_factory=dict)  # "first"/"last" -> state
 
 
-def load_observation(path: Path, *, up: str | None = None, fps: float | None = None
-                     ) -> Observation:
+def load_observation(path: Path, *, up: str | None = None, fps: float | None = None,
+                     animation: str | None = None) -> Observation:
     """A sequence (folder of frames, or a glTF with animation), a mesh, or a point cloud.
-    ``fps``: a frame folder's rate (default: its frames.json's, else 30)."""
+    ``fps``: a frame folder's rate (default: its frames.json's, else 30). ``animation``: a
+    glTF's animation by name or index (default: its first, with those that move other
+    parts; the others, such as animate's --samples, are alternatives to it)."""
     from .io.frames import frame_info, read_frames
+    from .io.gltf_anim import animation_index, animations_together
     from .io.gltf_read import read_animated
     from .io.points import READERS, load_points
 
@@ -108,9 +113,14 @@ def load_observation(path: Path, *, up: str | None = None, fps: float | None = N
         asset, frames = read_frames(path)
         times = np.arange(len(frames)) / (fps or frame_info(path).get("fps", 30.0))
         return Observation("sequence", frames, asset.faces, times, asset)
+    if animation is not None and path.suffix.lower() not in GLTF_SUFFIXES:
+        raise UsageError(f"--animation picks one of a glTF's animations; {path.name} is not "
+                         "a glTF file")
     if path.suffix.lower() in GLTF_SUFFIXES:
         asset = load_mesh(path)
-        scene = read_animated(path)
+        first = None if animation is None else animation_index(asset.document, animation)
+        which, _ = animations_together(asset.document, first)
+        scene = read_animated(path, animations=which or None)
         if len(scene.times) > 1:
             return Observation("sequence", scene.frames, asset.faces, scene.times, asset)
         return Observation("mesh", asset.vertices[None], asset.faces, np.zeros(1), asset)
@@ -258,7 +268,7 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
     t0 = time.perf_counter()
     if cfg.steps < 0 or cfg.points < 16 or cfg.samples < 16:
         raise UsageError("--steps must be >= 0, --points and --samples >= 16")
-    obs = load_observation(cfg.observed, up=cfg.up, fps=cfg.fps)
+    obs = load_observation(cfg.observed, up=cfg.up, fps=cfg.fps, animation=cfg.animation)
     if cfg.require_sequence and (obs.kind != "sequence" or len(obs.frames) < 2):
         raise UsageError(f"{cfg.observed}: not a sequence of 2 or more frames (an animated "
                          "glTF or a folder of frames), so it has no motion to continue")

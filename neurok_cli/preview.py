@@ -36,6 +36,8 @@ class PreviewConfig:
     max_seconds: float = 600.0  # refuse longer animations (a typo in a file, not a movie)
     turntable_seconds: float = 4.0  # a static mesh is shown turning once in this time
     at: float | None = None  # a still's time (s); default: the middle of the animation
+    animation: str | None = None  # a glTF's animation by name or index; default: its first,
+    # with every other that drives different parts (see gltf_anim.animations_together)
 
 
 @dataclass
@@ -74,11 +76,27 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
         offs = asset.offsets
         return asset.parts, [frames[:, a:b] for a, b in zip(offs, offs[1:])], \
             cfg.fps or info.get("fps", 30.0), asset.warnings
+    if cfg.animation is not None and path.suffix.lower() not in GLTF_SUFFIXES:
+        raise UsageError(f"--animation picks one of a glTF's animations; {path.name} is not "
+                         "a glTF file")
     if path.suffix.lower() in GLTF_SUFFIXES:
-        from .io.gltf_anim import key_times, sample_positions
+        from .io.gltf_anim import (
+            animation_index,
+            animation_names,
+            animations_together,
+            key_times,
+            sample_positions,
+        )
 
         asset = load_mesh(path)  # checks the file as every loader does; parsed once
-        keys = key_times(asset.document)
+        doc, warnings = asset.document, list(asset.warnings)
+        first = None if cfg.animation is None else animation_index(doc, cfg.animation)
+        which, left = animations_together(doc, first)
+        if left and first is None:
+            warnings.append(f"{path.name}: showing {animation_names(doc, which)}; "
+                            f"{animation_names(doc, left)} drive the same parts instead "
+                            "(--animation picks one)")
+        keys = key_times(doc, which)
         end = float(keys[-1]) if len(keys) else 0.0
         if end > cfg.max_seconds:
             raise InputError(f"{path}: animation lasts {end:.0f} s; preview renders at most "
@@ -89,8 +107,7 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
             fps = cfg.fps or 1.0 / float(np.median(np.diff(keys)))
             even = cfg.fps is None and np.allclose(np.diff(keys), 1.0 / fps, rtol=1e-3)
             times = keys if even else np.arange(0.0, end + 0.5 / fps, 1.0 / fps)
-        return asset.parts, sample_positions(asset.document, asset.parts, times), fps, \
-            asset.warnings
+        return asset.parts, sample_positions(doc, asset.parts, times, which), fps, warnings
     asset = load_mesh(path, up=cfg.up)
     v = asset.vertices @ (Z_UP_TO_Y_UP.T if asset.up == "z" else np.eye(3))
     fps = cfg.fps or 30.0

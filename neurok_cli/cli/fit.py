@@ -29,6 +29,7 @@ def fit(
     fps: Annotated[float | None, Opt(help="Frame rate of a frame folder (default: its "
                                            "frames.json's, else 30).")] = None,
     up: o.Up = None,
+    animation: o.Animation = None,
     seed: Annotated[int, Opt(help="Random seed.")] = 0,
     weights: o.Weights = "neurok-base",
     device: o.Device = "auto",
@@ -66,6 +67,7 @@ def fit(
                      pushes=[parse_impulse(p) for p in push or []])
     cfg = FitConfig(observed=observed, rest=rest, steps=steps, points=points, samples=samples,
                     fps=fps, up=up, seed=seed, weights=weights, device=device,
+                    animation=animation,
                     require_sequence=then_animate is not None)
     with progress_bar("fitting") as update:
         result = run_fit(cfg, progress=lambda i, n: update(i, n))

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from . import _options as o
 from ._common import guarded, out, print_json, progress_bar, warn
 
 
@@ -34,6 +35,7 @@ def preview(
     at: Annotated[float | None, typer.Option(
         help="A .png still's time in seconds (default: the middle of the animation).")
                   ] = None,
+    animation: o.Animation = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Render an animation to an MP4 (H.264) or GIF preview, or one frame to a PNG."""
@@ -42,7 +44,8 @@ def preview(
 
     cfg = PreviewConfig(input=file, output=output or Path(file.name).with_suffix(".mp4"),
                         fps=fps, width=width, height=height, azimuth=azimuth,
-                        elevation=elevation, renderer=renderer, up=up, at=at)
+                        elevation=elevation, renderer=renderer, up=up, at=at,
+                        animation=animation)
     with progress_bar("rendering") as update:
         report = run_preview(cfg, progress=update)
     if json_out:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from .asset import Part
 from .gltf_doc import GltfDocument
 from .gltf_scene import world_matrices
@@ -76,6 +76,55 @@ def animation_channels(doc: GltfDocument, which: list[int] | None = None
             out.append((tgt["node"], tgt["path"],
                         Sampler(doc, anim["samplers"][ch["sampler"]], tgt["path"])))
     return out
+
+
+def _names(doc: GltfDocument) -> list[str]:
+    return [a.get("name") or f"#{i}" for i, a in enumerate(doc.json.get("animations", []))]
+
+
+def animation_names(doc: GltfDocument, which: list[int]) -> str:
+    """The animations ``which`` by name (``#i`` for an unnamed one), quoted and joined."""
+    names = _names(doc)
+    return ", ".join(f"'{names[i]}'" for i in which)
+
+
+def animation_index(doc: GltfDocument, name: str) -> int:
+    """An animation of the file by its name or its index (``"0"``)."""
+    anims = doc.json.get("animations", [])
+    names = _names(doc)
+    if name in names:
+        return names.index(name)
+    if name.isdigit() and int(name) < len(anims):
+        return int(name)
+    held = ", ".join(names) if names else "none"
+    raise UsageError(f"{doc.path}: no animation {name!r}; it has {held}")
+
+
+def animations_together(doc: GltfDocument, first: int | None = None
+                        ) -> tuple[list[int], list[int]]:
+    """The animations to play at once: ``first`` (default the file's first), then each other
+    one, in file order, that drives none of the channels (node and property) of those
+    already chosen; and the ones left out, which are alternatives to the chosen (the motions
+    of ``neurok animate --samples``, say). A milk truck's wheel animation and a deformation
+    added to it play together."""
+    anims = doc.json.get("animations", [])
+    if not anims:
+        return [], []
+
+    def driven(i: int) -> set[tuple]:
+        return {(ch.get("target", {}).get("node"), ch.get("target", {}).get("path"))
+                for ch in anims[i].get("channels", [])}
+
+    order = [first or 0] + [i for i in range(len(anims)) if i != (first or 0)]
+    chosen, left, busy = [], [], set()
+    for i in order:
+        mine = driven(i)
+        if mine & busy:
+            left.append(i)
+        else:
+            chosen.append(i)
+            busy |= mine
+    return chosen, left
 
 
 def key_times(doc: GltfDocument, which: list[int] | None = None) -> np.ndarray:

@@ -13,6 +13,7 @@ from neurok_cli.cli import app
 from neurok_cli.io.gltf_doc import load_document
 from neurok_cli.io.gltf_read import read_animated
 from neurok_cli.io.mesh import load_mesh
+from neurok_cli.preview import PreviewConfig, _load_motion
 from tests.conftest import assert_one_error_line, assert_valid_gltf, asset_path
 
 runner = CliRunner()
@@ -63,6 +64,20 @@ def test_same_seed_same_bytes_and_samples_differ(tmp_path):
     assert_valid_gltf(a)
     first, second = ours(a)
     assert first.shape == second.shape and np.abs(first - second).max() > 0
+    # the samples are alternatives: preview shows one, the first unless told, and says so
+    shown = {}
+    for pick in (None, "1", "neurok_wobble_0"):
+        parts, positions, _, warnings = _load_motion(PreviewConfig(a, tmp_path / "p.mp4",
+                                                                   animation=pick))
+        shown[pick] = np.concatenate(positions, axis=1)
+        assert bool(warnings) == (pick is None), warnings
+    assert "'neurok_wobble_1'" in _load_motion(PreviewConfig(a, tmp_path / "p.mp4"))[3][0]
+    np.testing.assert_allclose(shown[None], first, atol=1e-6)
+    np.testing.assert_allclose(shown["1"], second, atol=1e-6)
+    np.testing.assert_allclose(shown["neurok_wobble_0"], first, atol=1e-6)
+    result = runner.invoke(app, ["preview", str(a), "-o", str(tmp_path / "p.png"),
+                                 "--animation", "neurok_wobble_7"])
+    assert_one_error_line(result, "no animation 'neurok_wobble_7'")
 
 
 def test_pinned_beam_sways_and_its_clamp_stays_put(tmp_path):

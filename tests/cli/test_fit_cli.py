@@ -126,6 +126,10 @@ def test_bad_inputs_fail_in_one_line_without_output(tmp_path, deformed):
           str(tmp_path / "a.glb")], "sequence"),
         (["fit", str(path), "--rest", str(BLOB), "-o", str(out), "--from", "middle"],
          "--from"),
+        (["fit", str(path), "--rest", str(BLOB), "-o", str(out), "--animation", "1"],
+         "not a glTF file"),
+        (["fit", str(ROOT / "examples" / "flag.glb"), "-o", str(out), "--animation", "sway"],
+         "no animation 'sway'"),
     ]
     (tmp_path / "few.xyz").write_text("0 0 0\n1 1 1\n")
     cases.append((["fit", str(tmp_path / "few.xyz"), "--rest", str(BLOB), "-o", str(out)],

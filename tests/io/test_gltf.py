@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from neurok_cli.errors import UsageError
 from neurok_cli.io.gltf import encode, write_animated
-from neurok_cli.io.gltf_doc import load_document
+from neurok_cli.io.gltf_anim import animation_index, animation_names, animations_together
+from neurok_cli.io.gltf_doc import GltfDocument, load_document
 from neurok_cli.io.gltf_read import read_animated
 from neurok_cli.io.mesh import Z_UP_TO_Y_UP, load_mesh
 from tests.conftest import assert_valid_gltf, asset_path, wobble
@@ -192,3 +195,28 @@ def test_reader_samples_third_party_morph_animation():
     assert len(scene.times) == 41  # 4 s at 10 fps, both ends
     y = scene.frames[:, 2, 1]  # the moving vertex
     assert y.max() - y.min() > 0.5
+
+
+def test_animations_that_drive_other_parts_play_together_and_alternatives_do_not():
+    """A milk truck's wheel spin and a deformation added to it play at once; two motions of
+    the same body (animate --samples) are alternatives: the first unless one is named."""
+    def anim(name, *targets):
+        return {"name": name, "samplers": [],
+                "channels": [{"sampler": 0, "target": {"node": n, "path": p}}
+                             for n, p in targets]}
+
+    doc = GltfDocument(json={"animations": [
+        anim("wheels", (3, "rotation"), (4, "rotation")),
+        anim("neurok_0", (0, "weights"), (1, "weights")),
+        anim("neurok_1", (0, "weights"), (1, "weights")),
+        {"samplers": [], "channels": [{"sampler": 0, "target": {"node": 0,
+                                                                 "path": "translation"}}]},
+    ]}, path=Path("truck.glb"))
+    assert animations_together(doc) == ([0, 1, 3], [2])
+    assert animations_together(doc, animation_index(doc, "neurok_1")) == ([2, 0, 3], [1])
+    assert animation_index(doc, "3") == 3 and animation_names(doc, [3, 1]) == "'#3', 'neurok_0'"
+    with pytest.raises(UsageError, match="no animation 'neurok_2'; it has wheels, neurok_0"):
+        animation_index(doc, "neurok_2")
+    with pytest.raises(UsageError, match="no animation '4'"):
+        animation_index(doc, "4")
+    assert animations_together(GltfDocument(json={})) == ([], [])
