@@ -105,6 +105,9 @@ def load_observation(path: Path, *, up: str | None = None, fps: float | None = N
     from .io.gltf_read import read_animated
     from .io.points import READERS, load_points
 
+    if animation is not None and path.suffix.lower() not in GLTF_SUFFIXES:
+        raise UsageError(f"--animation picks one of a glTF's animations; {path.name} is not "
+                         "a glTF file")
     if path.suffix.lower() in READERS and path.suffix.lower() not in (".obj", ".ply"):
         return Observation("points", load_points(path)[None], None, np.zeros(1))
     if fps is not None and not fps > 0:
@@ -113,9 +116,6 @@ def load_observation(path: Path, *, up: str | None = None, fps: float | None = N
         asset, frames = read_frames(path)
         times = np.arange(len(frames)) / (fps or frame_info(path).get("fps", 30.0))
         return Observation("sequence", frames, asset.faces, times, asset)
-    if animation is not None and path.suffix.lower() not in GLTF_SUFFIXES:
-        raise UsageError(f"--animation picks one of a glTF's animations; {path.name} is not "
-                         "a glTF file")
     if path.suffix.lower() in GLTF_SUFFIXES:
         asset = load_mesh(path)
         first = None if animation is None else animation_index(asset.document, animation)

@@ -58,6 +58,9 @@ class PreviewReport:
 def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], float, list[str]]:
     """Parts, per-part positions (T, n, 3) in +Y-up world, the frame rate, warnings."""
     path = cfg.input
+    if cfg.animation is not None and path.suffix.lower() not in GLTF_SUFFIXES:
+        raise UsageError(f"--animation picks one of a glTF's animations; {path.name} is not "
+                         "a glTF file")
     if path.suffix.lower() == ".npz":  # a 4D dataset sequence
         from .data.format import load_sequence
         from .io.asset import Part
@@ -76,9 +79,6 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
         offs = asset.offsets
         return asset.parts, [frames[:, a:b] for a, b in zip(offs, offs[1:])], \
             cfg.fps or info.get("fps", 30.0), asset.warnings
-    if cfg.animation is not None and path.suffix.lower() not in GLTF_SUFFIXES:
-        raise UsageError(f"--animation picks one of a glTF's animations; {path.name} is not "
-                         "a glTF file")
     if path.suffix.lower() in GLTF_SUFFIXES:
         from .io.gltf_anim import (
             animation_index,
