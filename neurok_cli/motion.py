@@ -251,12 +251,18 @@ def _rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor
     return t, moment @ torch.linalg.pinv(inertia, rtol=1e-6).T, centre
 
 
+def _rim(faces: np.ndarray) -> np.ndarray:
+    """The surface's open boundary: edges of one face only, (E, 2), as their faces run."""
+    e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
+    _, inverse, counts = np.unique(np.sort(e, axis=1), axis=0, return_inverse=True,
+                                   return_counts=True)
+    return e[counts[inverse.reshape(-1)] == 1]
+
+
 def open_boundary(vertices: np.ndarray, faces: np.ndarray) -> float:
     """Length of the surface's open boundary (edges of one face) over sqrt(its area): 0 for
     a watertight solid, small for a solid with a few holes, ~4 for a square sheet."""
-    e = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
-    edges, counts = np.unique(e, axis=0, return_counts=True)
-    b = edges[counts == 1]
+    b = _rim(faces)
     length = np.linalg.norm(vertices[b[:, 0]] - vertices[b[:, 1]], axis=1).sum()
     return float(length / max(np.sqrt(face_areas(vertices, faces).sum()), 1e-300))
 
@@ -267,10 +273,7 @@ def hole_share(vertices: np.ndarray, faces: np.ndarray) -> float:
     plane). 0 for a watertight solid, 1 for a flat sheet, 0.5 for a hemispherical shell,
     about a third for a square cloth hanging straight down all round a table half its
     width, under a quarter for a teapot open at its lid and spout."""
-    e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
-    _, inverse, counts = np.unique(np.sort(e, axis=1), axis=0, return_inverse=True,
-                                   return_counts=True)
-    rim = e[counts[inverse.reshape(-1)] == 1]  # boundary edges, as their faces run
+    rim = _rim(faces)
     if not len(rim):
         return 0.0
     from scipy.sparse import coo_matrix

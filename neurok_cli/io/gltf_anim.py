@@ -90,11 +90,10 @@ def animation_names(doc: GltfDocument, which: list[int]) -> str:
 
 def animation_index(doc: GltfDocument, name: str) -> int:
     """An animation of the file by its name or its index (``"0"``)."""
-    anims = doc.json.get("animations", [])
     names = _names(doc)
     if name in names:
         return names.index(name)
-    if name.isdigit() and int(name) < len(anims):
+    if name.isdigit() and int(name) < len(names):
         return int(name)
     held = ", ".join(names) if names else "none"
     raise UsageError(f"{doc.path}: no animation {name!r}; it has {held}")
@@ -115,7 +114,8 @@ def animations_together(doc: GltfDocument, first: int | None = None
         return {(ch.get("target", {}).get("node"), ch.get("target", {}).get("path"))
                 for ch in anims[i].get("channels", [])}
 
-    order = [first or 0] + [i for i in range(len(anims)) if i != (first or 0)]
+    start = first or 0
+    order = [start] + [i for i in range(len(anims)) if i != start]
     chosen, left, busy = [], [], set()
     for i in order:
         mine = driven(i)
