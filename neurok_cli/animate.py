@@ -75,6 +75,7 @@ class AnimateConfig:
     device: str = "auto"
     method: str = "rk4"
     subspace: int = 8
+    strain_limit: float | None = None  # None: the bundle's for the category; inf: none
     export: ExportOptions = field(default_factory=ExportOptions)
     continuation: Continuation | None = None
 
@@ -104,6 +105,8 @@ class AnimateReport:
     device: str
     warnings: list[str]
     pins: dict | None = None  # vertices, points, hold (clamp or motion.Joint's); None: unpinned
+    strain_limit: float | None = None  # largest edge strain kept; None: frames as decoded
+    strain_sweeps: int = 0  # projection sweeps the limit took (see model/strain.py)
 
 
 def resolve_weights(name: str) -> Path:
@@ -177,7 +180,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     import torch
 
     from .model import load_bundle, resolve_device
-    from .model.bundle import prior_spread
+    from .model.bundle import prior_spread, strain_limit
 
     t0 = time.perf_counter()
     output_format(cfg.output, cfg.export.fmt)  # a bad output path fails before the work
@@ -188,6 +191,9 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         raise UsageError("--seconds and --fps must be positive")
     if not 1 <= cfg.samples <= 64:
         raise UsageError(f"--samples must be in 1..64, got {cfg.samples}")
+    if cfg.strain_limit is not None and not cfg.strain_limit >= 0:
+        raise UsageError(f"--strain-limit must be >= 0 (or inf for none), got "
+                         f"{cfg.strain_limit}")
     say = progress or (lambda _: None)
     device = resolve_device(cfg.device)
     say("loading")
@@ -221,7 +227,9 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
                         subspace=cfg.subspace, method=cfg.method,
                         stiffness=cfg.stiffness * float(calib.get("stiffness", 1.0)),
                         damping_scale=float(calib.get("damping", 1.0)), start=start_state,
-                        spread=prior_spread(bundle_cfg, category))
+                        spread=prior_spread(bundle_cfg, category),
+                        strain_limit=_strain_limit(cfg.strain_limit,
+                                                   strain_limit(bundle_cfg, category)))
     t_load = time.perf_counter()
     say("moving")
     try:
@@ -256,7 +264,13 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         weights=str(bundle), device=str(device),
         warnings=[*asset.warnings, *filter(None, [size_warning(asset, cfg.size)]),
                   *out.warnings],
-        pins=st["pins"])
+        pins=st["pins"], strain_limit=st["strain_limit"], strain_sweeps=st["strain_sweeps"])
+
+
+def _strain_limit(given: float | None, bundle: float | None) -> float | None:
+    """The user's limit over the bundle's; an infinite one is none."""
+    limit = given if given is not None else bundle
+    return None if limit is None or np.isinf(limit) else float(limit)
 
 
 def _drift(e: dict[str, np.ndarray]) -> float:
@@ -284,6 +298,9 @@ def report_rows(rep: AnimateReport) -> list[tuple[str, str]]:
             ("latent", f"{rep.latent_dims} dims, {rep.reduced_dims} reduced, "
                        f"{rep.dynamics_points} dynamics points"),
             ("integration", f"{rep.steps:,} RK4 steps"),
+            ("strain limit", f"{rep.strain_limit:.2%} of each edge's rest length, "
+                             f"{rep.strain_sweeps} sweeps" if rep.strain_limit is not None
+             else "none: frames as decoded"),
             ("decoder fit", f"residual {rep.fit_residual:.2%} held out, "
                             f"{rep.run_residual:.3%} of the size along the run"),
             ("energy", f"max kinetic {rep.energy['kinetic_max_J']:.3g} J, dissipated "

@@ -3,7 +3,8 @@ exporting, shared with calibration and evaluation (DESIGN.md §3).
 
 encode (prior, active subspace) -> fit the decoder at the dynamics points (ReducedShape)
 -> masses, springs, pins, forces -> integrate the latent ODE -> decode every frame at the
-driving points -> vertices, in the physical frame (metres, +Y up, ground at y = 0).
+driving points -> keep their edge strain within the material's limit -> vertices, in the
+physical frame (metres, +Y up, ground at y = 0).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .model.dynamics import (
     rollout,
 )
 from .model.reduced import Fit, fit_quadratic, linear_modes
+from .model.strain import driving_graph, limit_strain, mesh_edges
 from .sim.conditions import Conditions, SimMaterial, select_region
 from .sim.engine import AIR_DENSITY, DRAG
 from .sim.scene import total_mass
@@ -75,6 +77,8 @@ class MotionConfig:
     fit_radius: float = 1.0  # latent radius the decoder fit covers
     start: LatentStart | None = None  # None = at rest, where the vertices are
     basis: str = "decoder"  # or "linear-modes": the baseline without the learned map
+    strain_limit: float | None = None  # largest edge strain |l / l0 - 1| the decoded frames
+    # keep (see model/strain.py); None: as decoded
 
 
 @dataclass
@@ -501,8 +505,9 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     clock["integrate"] = time.perf_counter()
 
     # --- decode every frame --------------------------------------------------------------
-    frames, residual = _decode_frames(roll, displacement_all, fit.shape,
-                                      dyn_in_query, vc, query_idx, v, com, pinned_v, size)
+    frames, residual, sweeps = _decode_frames(roll, displacement_all, fit.shape, dyn_in_query,
+                                              vc, query_idx, v, com, pinned_v, size,
+                                              faces, cfg.strain_limit)
     if cond.ground:  # the contact acts at the dynamics points; between them, a vertex that
         # the coarser sampling lets into the ground (up to ~3 % of the size, measured on a
         # penguin lying on its side) is lifted onto it
@@ -515,6 +520,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
              "dynamics_points": len(dyn_idx), "latent_dims": mcfg.latent_dim,
              "reduced_dims": k_q, "springs": len(edges), "mass_kg": mass_total,
              "size_m": size, "fit_residual": fit.residual, "run_residual": residual,
+             "strain_limit": cfg.strain_limit, "strain_sweeps": sweeps,
              "steps": roll.steps, "step_s": cfg.seconds / max(roll.steps, 1),
              # how close the motion came to the edge of the fitted latent region (1 = on it)
              "latent_peak": float(roll.q.abs().max()) / body.q_radius,
@@ -553,13 +559,21 @@ def _nearest_chunked(v: np.ndarray, points: np.ndarray) -> np.ndarray:
 
 
 def _decode_frames(roll: Rollout, displacement_all, shape, dyn_in_query, vc, query_idx, v,
-                   com, pinned_v, size) -> tuple[np.ndarray, float]:
+                   com, pinned_v, size, faces, strain_limit) -> tuple[np.ndarray, float, int]:
     T, S, k = roll.q.shape
     disp = displacement_all(roll.q.reshape(T * S, k))  # (T*S, Qall, 3) metres
     approx = shape.positions(roll.q.reshape(T * S, k)) - shape.rest
     exact = disp[:, dyn_in_query]
     residual = float((approx - exact).pow(2).mean().sqrt()) / size  # fraction of the size
     idx, w = knn_weights(vc, vc[query_idx], k=4)
+    sweeps = 0
+    if strain_limit is not None and len(faces):  # on the driving points' own graph, so the
+        # cost does not grow with the mesh; the vertices follow the corrected points
+        graph = driving_graph(mesh_edges(faces), idx[:, 0].numpy())
+        rest_q = torch.as_tensor(v[query_idx] - com)
+        x, sweeps = limit_strain(rest_q + disp.to(torch.float64), rest_q, graph, strain_limit,
+                                 fixed=torch.as_tensor(pinned_v[query_idx]))
+        disp = x - rest_q
     dv = drive(disp.to(torch.float64), idx, w.to(torch.float64))  # (T*S, N, 3)
     body = torch.as_tensor(v - com)[None] + dv
     R = roll.rotation.reshape(T * S, 3, 3)
@@ -571,4 +585,4 @@ def _decode_frames(roll: Rollout, displacement_all, shape, dyn_in_query, vc, que
         dist = np.linalg.norm(v - v[near], axis=1)
         fade = np.exp(-(dist / (0.05 * size)) ** 2)[None, None, :, None]
         x = x + fade * (v[near][None, None] - x[:, :, near])
-    return np.ascontiguousarray(x), residual
+    return np.ascontiguousarray(x), residual, sweeps

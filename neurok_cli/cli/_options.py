@@ -38,6 +38,9 @@ Stiffness = Annotated[float, Opt(help="Scale on the material's stiffness.")]
 Young = Annotated[float | None, Opt(help="Young's modulus, Pa.")]
 Density = Annotated[float | None, Opt(help="Density, kg/m^3.")]
 Damping = Annotated[float | None, Opt(help="Rayleigh damping, seconds.")]
+StrainLimit = Annotated[float | None, Opt(
+    help="Largest edge strain |l/l0 - 1| of the decoded frames, e.g. 0.05 (default: the "
+         "weights' for the material; inf: none).")]
 
 # conditions (vectors are "X,Y,Z"; +Y is up)
 Drop = Annotated[float | None, Opt(help="Start height above the ground, x size.")]

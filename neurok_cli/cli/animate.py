@@ -33,6 +33,7 @@ def animate(
     young: o.Young = None,
     density: o.Density = None,
     damping: o.Damping = None,
+    strain_limit: o.StrainLimit = None,
     size: o.Size = None,
     up: o.Up = None,
     drop: o.Drop = None,
@@ -69,6 +70,7 @@ def animate(
                         preset=preset, stiffness=stiffness, young=young, density=density,
                         damping=damping, size=size, up=up, overrides=over, samples=samples,
                         seed=seed, weights=weights, device=device, method=method,
+                        strain_limit=strain_limit,
                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
     stages = ["loading", "moving", "writing"]
     with progress_bar("animating") as update:

@@ -36,6 +36,9 @@ def evaluate(
                                       "mean (prior).")] = "posterior",
     only: Annotated[list[str] | None, Opt(help="Parts: ik, prior, rollout (default: all).")
                     ] = None,
+    strain_limit: Annotated[bool, Opt(
+        "--strain-limit/--no-strain-limit",
+        help="Keep decoded frames within the weights' strain limit, as animate does.")] = True,
     device: o.Device = "auto",
     seed: Annotated[int, Opt(help="Random seed.")] = 0,
 ) -> None:
@@ -48,7 +51,8 @@ def evaluate(
     from ._common import out
 
     cfg = EvalConfig(pairs=pairs, samples=samples, objects=objects, rollouts=rollouts,
-                     seconds=seconds, seed=seed, ik_start=ik_start)
+                     seconds=seconds, seed=seed, ik_start=ik_start,
+                     strain_limit=strain_limit)
     with progress_bar("evaluating") as update:
         report = run_eval(data, weights, split=split, device=device, cfg=cfg,
                           parts=tuple(only or ("ik", "prior", "rollout")),
@@ -75,7 +79,9 @@ def evaluate(
             ("rollout", "rest_error", "  rest pose"),
             ("rollout", "shape_error", "rollout shape error (rigidly aligned)"),
             ("rollout", "rest_shape_error", "  rest pose"),
-            ("rollout", "failed", "  failed (fraction)")]
+            ("rollout", "failed", "  failed (fraction)"),
+            ("rollout", "strain", "rollout edge strain (mean)"),
+            ("rollout", "engine_strain", "  engine")]
     for part, key, label in rows:
         if part in report:
             table.add_row(label, *(_fmt(report[part][key].get(c, float("nan"))) for c in cats))
@@ -83,7 +89,9 @@ def evaluate(
         p = report["plausibility"]
         law = "fitted prior" if p.get("prior") == "fitted" else "prior N(mu, I)"
         for key in ("strain_mean", "strain_p99", "volume_change"):
-            for part, label in (("samples", f"{law} samples"), ("data", "  data"),
+            for part, label in (("samples", f"{law} samples"),
+                                ("limited_samples", "  same, within the strain limit"),
+                                ("data", "  data"),
                                 ("reconstructions", "  reconstructions"),
                                 ("unit_samples", "  prior N(mu, I) samples")):
                 if key in p.get(part, {}):
@@ -100,10 +108,11 @@ def calibrate(
     weights: Annotated[str, Opt(help="Weights bundle folder to calibrate (rewritten).")],
     split: Annotated[str, Opt(help="Split the stiffness is fitted on.")] = "val",
     per_category: Annotated[int, Opt(help="Sequences per category (stiffness).")] = 3,
-    prior_split: Annotated[str, Opt(help="Split the instance prior is fitted on.")] = "train",
+    prior_split: Annotated[str, Opt(
+        help="Split the instance prior and the strain limit are fitted on.")] = "train",
     prior_pairs: Annotated[int, Opt(help="Pairs per category (instance prior).")] = 512,
-    only: Annotated[list[str] | None, Opt(help="Parts: stiffness, prior (default: both).")
-                    ] = None,
+    only: Annotated[list[str] | None, Opt(
+        help="Parts: stiffness, prior, strain (repeatable; default: all).")] = None,
     category: Annotated[list[str] | None, Opt(
         help="Calibrate only this category (repeatable); the bundle keeps the others'.")
                         ] = None,
@@ -111,8 +120,9 @@ def calibrate(
     json_out: o.Json = False,
 ) -> None:
     """Fit the bundle to data: each category's latent stiffness, so rollouts match the
-    engine, and the instance prior's spread, so samples deform like the data."""
-    from ..evaluate.run import calibrate_bundle
+    engine, the instance prior's spread, so samples deform like the data, and the edge
+    strain the decoded frames keep within."""
+    from ..evaluate.run import CALIBRATION_PARTS, calibrate_bundle
     from ._common import print_rows
 
     if prior_pairs < 2 or per_category < 1:
@@ -120,7 +130,7 @@ def calibrate(
     with progress_bar("calibrating") as update:
         result = calibrate_bundle(data, weights, split=split, per_category=per_category,
                                   prior_split=prior_split, prior_pairs=prior_pairs,
-                                  parts=tuple(only or ("stiffness", "prior")), device=device,
+                                  parts=tuple(only or CALIBRATION_PARTS), device=device,
                                   categories=tuple(category) if category else None,
                                   progress=lambda s, i, n: update(i, n, s))
     if json_out:
@@ -129,6 +139,10 @@ def calibrate(
     rows = [(f"{cat} prior", f"latent spread {r['rms']:.3g} (rms per coordinate) from "
                              f"{r['pairs']} {r['split']} pairs")
             for cat, r in result.get("prior", {}).items()]
+    rows += [(f"{cat} strain limit", f"{r['limit']:.2%}: the {r['quantile']:.0%} quantile of "
+                                     f"edge strain in {r['sequences']} {r['split']} sequences "
+                                     f"(mean {r['mean']:.2%}, 99 % {r['p99']:.2%})")
+             for cat, r in result.get("strain", {}).items()]
     rows += [(f"{cat} stiffness", f"x{r['stiffness']:g}: shape error {r['shape_error']:.4f} "
                                   f"(rest pose {r['rest_shape_error']:.4f}), rollout error "
                                   f"{r['error']:.4f} (rest pose {r['rest_error']:.4f}) on "

@@ -67,7 +67,7 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                   _row("rest pose", ik["rest_vertex_error"], cats), ""]
     if plaus:
         s, d, u = plaus["samples"], plaus["data"], plaus.get("unit_samples")
-        r = plaus.get("reconstructions")
+        r, lim = plaus.get("reconstructions"), plaus.get("limited_samples")
         fitted = plaus.get("prior") == "fitted"
         law = ("N(mu(M0), L Lᵀ), the instance prior with the spread fitted to the training "
                "data (calibration below)" if fitted else "N(mu(M0), I)")
@@ -79,7 +79,10 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                   + (", to the decoder's reconstructions of those frames (posterior means: "
                      "the strain the decoder adds by itself)" if r else "")
                   + (" and to the same draws under the unit prior N(mu(M0), I) that training "
-                     "pulls the posteriors towards" if u else "") + ":", "", head]
+                     "pulls the posteriors towards" if u else "")
+                  + ("; \"within the strain limit\": the samples with their edges kept within "
+                     "the bundle's strain limit (calibration below), as `neurok animate` "
+                     "decodes frames" if lim else "") + ":", "", head]
         for key, label in (("strain_mean", "mean edge strain"),
                            ("strain_p99", "99th pct edge strain"),
                            ("volume_change", "volume change")):
@@ -87,6 +90,9 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                 continue
             lines += [_row(f"samples: {label}", s[key], cats),
                       _row(f"data: {label}", d.get(key, {}), cats)]
+            if lim:
+                lines += [_row(f"samples within the strain limit: {label}", lim.get(key, {}),
+                               cats)]
             if r:
                 lines += [_row(f"reconstructions: {label}", r.get(key, {}), cats)]
             if u:
@@ -101,7 +107,11 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
         if "shape_error" in roll:  # reports made before the shape error have none
             lines += [_row("shape error (rigidly aligned)", roll["shape_error"], cats),
                       _row("rest pose, aligned", roll["rest_shape_error"], cats)]
-        lines += [_row("failed (fraction)", roll["failed"], cats), ""]
+        lines += [_row("failed (fraction)", roll["failed"], cats)]
+        if "strain" in roll:
+            lines += [_row("mean edge strain", roll["strain"], cats),
+                      _row("engine's mean edge strain", roll["engine_strain"], cats)]
+        lines += [""]
     cal = config.get("calibration")
     if cal:
         lines += [f"## Calibration: `{calibrate_command}`", "",
@@ -120,6 +130,15 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                   "the samples above draw from it):", ""]
         lines += [f"- {c}: rms {v['rms']:.3g} per latent coordinate ({v['pairs']} "
                   f"{v['split']} pairs)" for c, v in fit.items()]
+        lines += [""]
+    strain = config.get("strain_limit")
+    if strain:
+        lines += ["The strain limit: the edge strain |l/l0 - 1| that `neurok animate`'s decoded "
+                  "frames keep within (model/strain.py), per category the quantile of edge "
+                  "strain over every frame of training sequences:", ""]
+        lines += [f"- {c}: {v['limit']:.4f}, the {v['quantile']:.0%} quantile ({v['sequences']} "
+                  f"{v['split']} sequences; their mean {v['mean']:.4f}, 99th pct "
+                  f"{v['p99']:.4f})" for c, v in strain.items()]
         lines += [""]
     if limits:
         lines += ["## Known limits", "", limits.strip(), ""]

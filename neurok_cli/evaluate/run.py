@@ -12,6 +12,7 @@ from ..data.format import read_header
 from ..errors import UsageError
 from ..io.atomic import atomic_path
 from .prior import fit_prior
+from .strain import fit_strain_limit
 from .suite import EvalConfig, calibrate, inverse_kinematics, plausibility, rollout_errors
 
 Progress = Callable[[str, int, int], None]
@@ -39,10 +40,13 @@ def evaluate(data: str | Path, weights: str, *, split: str = "test", device: str
                          "from ik, prior, rollout")
     read_header(data)  # a clear error when this is not a dataset
     folder, model, config = _load(weights, device)
+    if not cfg.strain_limit:  # frames as decoded
+        config = {k: v for k, v in config.items() if k != "strain_limit"}
     torch.manual_seed(cfg.seed)
     say = progress or (lambda *_: None)
     report = {"data": str(data), "split": split, "weights": str(folder),
-              "config": asdict(cfg), "calibration": config.get("calibration")}
+              "config": asdict(cfg), "calibration": config.get("calibration"),
+              "strain_limit": config.get("strain_limit")}
     t0 = time.perf_counter()
     if "ik" in parts:
         report["inverse_kinematics"] = inverse_kinematics(
@@ -53,7 +57,8 @@ def evaluate(data: str | Path, weights: str, *, split: str = "test", device: str
                                               bundle_config=config)
     if "rollout" in parts and cfg.rollouts > 0:
         report["rollout"] = rollout_errors(model, data, split, cfg, config.get("calibration"),
-                                           lambda i, n: say("rollouts", i, n))
+                                           lambda i, n: say("rollouts", i, n),
+                                           strain_limits=config.get("strain_limit"))
     report["wall_s"] = time.perf_counter() - t0
     return report
 
@@ -95,7 +100,7 @@ def plot_report(report: dict, path: str | Path) -> None:
     plt.close(fig)
 
 
-CALIBRATION_PARTS = ("stiffness", "prior")
+CALIBRATION_PARTS = ("stiffness", "prior", "strain")
 
 
 def calibrate_bundle(data: str | Path, weights: str, *, split: str = "val",
@@ -105,9 +110,11 @@ def calibrate_bundle(data: str | Path, weights: str, *, split: str = "val",
                      progress: Callable[[str, int, int], None] | None = None) -> dict:
     """Fit and store in the bundle: the per-category stiffness scale on ``split`` (part
     "stiffness", key ``calibration``) and the fitted instance prior on ``prior_pairs`` pairs
-    per category of ``prior_split`` (part "prior", key ``latent_prior``). ``categories``
-    limits both to those and keeps what the bundle holds for the others. Returns
-    ``{"stiffness": ..., "prior": ...}`` for the parts run."""
+    per category of ``prior_split`` (part "prior", key ``latent_prior``), and the decoded
+    frames' strain limit from the edge strain of the frames of ``prior_split`` (part "strain",
+    key ``strain_limit``). ``categories`` limits them to those and keeps what the bundle holds
+    for the others. Returns ``{"stiffness": ..., "prior": ..., "strain": ...}`` for the parts
+    run."""
     from ..model.bundle import read_bundle_config, update_bundle_config
 
     unknown = set(parts) - set(CALIBRATION_PARTS)
@@ -128,6 +135,9 @@ def calibrate_bundle(data: str | Path, weights: str, *, split: str = "val",
         result["prior"] = fit_prior(model, data, prior_split, per_category=prior_pairs,
                                     categories=categories,
                                     progress=lambda i, n: say("prior", i, n))
+    if "strain" in parts:
+        result["strain"] = fit_strain_limit(data, prior_split, categories=categories,
+                                            progress=lambda i, n: say("strain", i, n))
     if "stiffness" in parts:
         result["stiffness"] = calibrate(model, data, split, per_category=per_category,
                                         categories=categories,
@@ -138,6 +148,7 @@ def calibrate_bundle(data: str | Path, weights: str, *, split: str = "val",
     update_bundle_config(folder, **{key: {**((stored.get(key) or {}) if categories else {}),
                                           **result[part]}
                                     for part, key in (("stiffness", "calibration"),
-                                                      ("prior", "latent_prior"))
+                                                      ("prior", "latent_prior"),
+                                                      ("strain", "strain_limit"))
                                     if part in result})
     return result

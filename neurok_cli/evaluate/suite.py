@@ -5,7 +5,7 @@ the latent physics against the engine.
   samples each way (unit: the target's bounding-box diagonal), against the rest pose;
 - reconstruction: posterior mean decoded at every vertex, mean vertex error (same unit);
 - plausibility of prior samples: edge strain and volume change of decoded draws next to those
-  of the split's own frames;
+  of the split's own frames, as decoded and within the bundle's strain limit (as animated);
 - rollout: the latent motion from a sequence's first frame under its own conditions, mean
   vertex error over time against the engine (unit: the rest shape's diagonal), against the
   rest pose.
@@ -23,13 +23,15 @@ from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
 from ..data.format import load_sequence
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
 from ..errors import UsageError
-from ..model import NeurokModel
-from ..model.bundle import prior_spread
+from ..model import NeurokModel, drive, farthest_point_sample, knn_weights
+from ..model.bundle import prior_spread, strain_limit
+from ..model.strain import driving_graph, limit_strain, mesh_edges
 from ..motion import MotionConfig, latent_motion
 from ..sim.generate import scene_of
 from ..sim.scene import closed_volume
 from ..sim.setup import DEFAULT_BEAM_PIN
 from .metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
+from .strain import edge_strain
 
 Progress = Callable[[int, int], None]
 
@@ -49,6 +51,7 @@ class EvalConfig:
     seconds: float = 2.0
     seed: int = 0
     basis: str = "decoder"  # rollouts: the learned map, or "linear-modes" (the baseline)
+    strain_limit: bool = True  # the bundle's strain limit on decoded frames, where it has one
 
     def __post_init__(self) -> None:
         if self.ik_start not in IK_STARTS:
@@ -127,15 +130,17 @@ def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     return _group(rows, ["chamfer", "rest_chamfer", "vertex_error", "rest_vertex_error"])
 
 
-def _edges(faces: np.ndarray) -> np.ndarray:
-    e = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
-    return np.unique(e, axis=0)
-
-
-def _strain(rest: np.ndarray, x: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    length0 = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=-1)
-    length = np.linalg.norm(x[..., edges[:, 0], :] - x[..., edges[:, 1], :], axis=-1)
-    return np.abs(length / np.maximum(length0, 1e-12) - 1.0)
+def limited(shapes: np.ndarray, rest: np.ndarray, faces: np.ndarray, n_query: int,
+            limit: float, seed: int = 0) -> np.ndarray:
+    """Decoded shapes (B, N, 3) within a strain limit as ``neurok animate`` keeps them: on
+    the graph of n_query farthest-point driving points, the corrections carried to the
+    vertices by their 4 nearest."""
+    q = farthest_point_sample(rest, min(n_query, len(rest)), generator=seed).numpy()
+    idx, w = knn_weights(rest, rest[q], k=4)
+    graph = driving_graph(mesh_edges(faces), idx[:, 0].numpy())
+    at = torch.as_tensor(shapes[:, q], dtype=torch.float64)
+    x, _ = limit_strain(at, torch.as_tensor(rest[q], dtype=torch.float64), graph, limit)
+    return shapes + drive(x - at, idx, w.to(torch.float64)).numpy()
 
 
 RECON_FRAMES = 8  # frames per sequence whose posterior means plausibility decodes
@@ -151,13 +156,14 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     named in "prior"); with a fitted prior, "unit_samples" are the same draws' noise under
     N(mu, I), the prior training pulled the posteriors towards. "reconstructions" decode the
     posterior means of RECON_FRAMES of the data's own frames: the strain the decoder adds by
-    itself, which no prior can remove."""
+    itself, which no prior can remove. Where the bundle has a strain limit for the category,
+    "limited_samples" are the samples within it, as ``neurok animate`` decodes frames."""
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed))
     dev = next(model.parameters()).device
     mc = model.cfg
     gen = torch.Generator().manual_seed(cfg.seed)
     picks = _stratified(ds, cfg.objects, cfg.seed)
-    rows_model, rows_unit, rows_data, rows_recon, nans = [], [], [], [], 0
+    rows_model, rows_unit, rows_data, rows_recon, rows_limited, nans = [], [], [], [], [], 0
     used = set()
     for j, idx in enumerate(picks):
         entry = ds.sequence(idx)
@@ -196,14 +202,18 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
                 shapes.append(vc + d.cpu().numpy().astype(np.float64))
         recon = shapes.pop()
         nans += int((~np.isfinite(shapes[0])).any(axis=(1, 2)).sum())
-        edges = _edges(entry.faces)
+        edges = mesh_edges(entry.faces)
         v0 = closed_volume(vc, entry.faces)
         solid = cat != "cloth" and v0 > 0
         pairs = [(rows_model, shapes[0]), (rows_data, frames[1:]), (rows_recon, recon)]
         if len(shapes) > 1:
             pairs.append((rows_unit, shapes[1]))
+        limit = strain_limit(bundle_config or {}, cat)
+        if limit is not None:
+            pairs.append((rows_limited, limited(shapes[0], vc, entry.faces, mc.n_query, limit,
+                                                cfg.seed)))
         for rows, x in pairs:
-            s = _strain(vc, x, edges)
+            s = edge_strain(vc, x, edges)
             row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99))}
             if solid:
                 row["volume_change"] = float(np.mean([abs(closed_volume(f, entry.faces) / v0
@@ -225,6 +235,8 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
            "draws": cfg.draws * len(picks), "prior": "+".join(sorted(used))}
     if rows_unit:
         out["unit_samples"] = summary(rows_unit)
+    if rows_limited:
+        out["limited_samples"] = summary(rows_limited)
     return out
 
 
@@ -241,14 +253,17 @@ def sequence_motion_config(meta: dict, seconds: float, fps: float) -> MotionConf
 
 def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
                    calibration: dict | None = None, progress: Progress | None = None,
-                   picks: list[int] | None = None) -> dict:
+                   picks: list[int] | None = None, strain_limits: dict | None = None) -> dict:
     """Latent rollouts of sequences from their first frame under their own conditions:
     mean vertex error over ``cfg.seconds`` and per frame, per category, against the rest
     pose; and the shape error, the same after rigid alignment of every frame (see
     :func:`rigid_residual`), against the rest pose aligned likewise (how far the engine's
     shape moved from rest at all). A pinned body (a clamped beam, a flag) has no path of its
-    own to take out: its shape error is its vertex error. ``calibration``: {category:
-    {"stiffness": s, "damping": d}}. Besides the per-category figures, "sequences" lists
+    own to take out: its shape error is its vertex error. "strain" and "engine_strain": the
+    mean edge strain |l / l0 - 1| of the rollout's frames and of the engine's (NaN for a run
+    that failed). ``calibration``: {category:
+    {"stiffness": s, "damping": d}}; ``strain_limits``: a bundle's {category: {"limit": l}}
+    (frames as decoded where None). Besides the per-category figures, "sequences" lists
     every sequence's own (name, category, errors, latent peak, failed)."""
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed), cache=False)
     picks = picks if picks is not None else _stratified(ds, cfg.rollouts, cfg.seed)
@@ -261,12 +276,15 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
         cal = (calibration or {}).get(mcfg.category, {})
         mcfg = replace(mcfg, stiffness=float(cal.get("stiffness", 1.0)),
                        damping_scale=float(cal.get("damping", 1.0)), seed=cfg.seed,
-                       basis=cfg.basis)
+                       basis=cfg.basis,
+                       strain_limit=strain_limit({"strain_limit": strain_limits},
+                                                 mcfg.category))
         free = not mcfg.conditions.pins
         truth = np.asarray(seq.frames, np.float64)
         n = min(len(truth), int(round(cfg.seconds * seq.fps)) + 1)
         truth = truth[:n]
         diag = bbox_diagonal(truth[0])
+        edges = mesh_edges(np.asarray(seq.faces))
         try:
             motion = latent_motion(model, truth[0], np.asarray(seq.faces), mcfg)
             pred = motion.frames[0][:n]
@@ -275,23 +293,26 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
             shape = float(rigid_residual(pred, truth).mean()) / diag if free else \
                 float(err.mean())
             failed, peak = False, motion.stats["latent_peak"]
+            strain = float(edge_strain(truth[0], pred, edges).mean())
         except FloatingPointError:
             err, failed, peak = np.full(n, np.nan), True, float("inf")
-            shape = 1.0
+            shape, strain = 1.0, float("nan")
         rest = np.linalg.norm(truth[0][None] - truth, axis=-1).mean(axis=-1) / diag
         rest_shape = float(rigid_residual(np.broadcast_to(truth[0], truth.shape),
                                           truth).mean()) / diag if free else float(rest.mean())
         rows.append((mcfg.category, {"error": float(np.nanmean(err)) if not failed else 1.0,
                                      "rest_error": float(rest.mean()), "failed": float(failed),
                                      "shape_error": shape, "rest_shape_error": rest_shape,
-                                     "latent_peak": peak}))
+                                     "latent_peak": peak, "strain": strain,
+                                     "engine_strain": float(edge_strain(truth[0], truth,
+                                                                        edges).mean())}))
         curves.setdefault(mcfg.category, []).append(err)
         each.append({"sequence": ds.files[idx].stem, "category": mcfg.category,
                      **rows[-1][1], "failed": failed})
         if progress:
             progress(j + 1, len(picks))
     out = _group(rows, ["error", "rest_error", "shape_error", "rest_shape_error", "failed",
-                        "latent_peak"])
+                        "latent_peak", "strain", "engine_strain"])
     out["curve"] = {c: np.nanmean(np.stack(v), axis=0).tolist() for c, v in curves.items()}
     out["sequences"] = each
     return out

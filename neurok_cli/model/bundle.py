@@ -206,3 +206,10 @@ def prior_spread(config: dict, category: str) -> torch.Tensor | None:
     if not entry:
         return None
     return torch.tensor(entry["scale_tril"], dtype=torch.float64)
+
+
+def strain_limit(config: dict, category: str) -> float | None:
+    """A bundle's largest edge strain for ``category``'s decoded frames (``neurok calibrate``,
+    part "strain"), or None where it has none (frames as decoded)."""
+    entry = (config.get("strain_limit") or {}).get(category)
+    return float(entry["limit"]) if entry else None

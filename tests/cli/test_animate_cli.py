@@ -51,6 +51,27 @@ def test_penguin_drops_onto_the_ground_in_a_valid_glb(tmp_path):
     assert low.min() > ground - 0.03 * scale  # the impact sinks it at most 3 % of its size
     assert np.abs(frames[-1] - frames[-2]).max() < 0.02 * scale  # it has settled ...
     assert abs(low[-1] - ground) < 0.01 * scale  # ... on the ground, within 1 % of its size
+    # the decoded frames keep the shipped weights' strain limit for soft bodies
+    assert report["strain_limit"] == pytest.approx(0.137, abs=0.01)
+    assert report["strain_sweeps"] >= 0
+
+
+def test_the_strain_limit_can_be_set_or_turned_off(tmp_path):
+    runs = {}
+    for limit in ("inf", "0.01"):
+        out = tmp_path / f"s{limit}.glb"
+        result = animate(asset_path("spot"), "-o", out, "--seconds", "0.5", "--preset",
+                         "poke", "--strain-limit", limit, "--json")
+        assert result.exit_code == 0, result.output
+        runs[limit] = (json.loads(result.output), ours(out)[0])
+    assert runs["inf"][0]["strain_limit"] is None and runs["inf"][0]["strain_sweeps"] == 0
+    assert runs["0.01"][0]["strain_limit"] == 0.01
+    rest = load_mesh(asset_path("spot"))
+    edges = rest.faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
+    length0 = np.linalg.norm(np.diff(rest.vertices[edges], axis=1)[:, 0], axis=-1)
+    strain = {k: np.abs(np.linalg.norm(np.diff(f[:, edges], axis=2)[:, :, 0], axis=-1)
+                        / length0 - 1).mean() for k, (_, f) in runs.items()}
+    assert strain["0.01"] < strain["inf"]
 
 
 def test_same_seed_same_bytes_and_samples_differ(tmp_path):
@@ -137,6 +158,7 @@ def test_a_sheet_held_by_a_narrow_edge_hangs_from_it(tmp_path):
     (["{spot}", "-o", "x.png"], "neurok preview x.glb -o x.png"),
     (["{spot}", "-o", "x.glb", "--pin", "y>2"], "selects no"),
     (["{spot}", "-o", "x.glb", "--samples", "0"], "--samples"),
+    (["{spot}", "-o", "x.glb", "--strain-limit", "-0.1"], "--strain-limit must be >= 0"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, needle):
     args = [a.replace("{spot}", str(asset_path("spot"))) for a in args]

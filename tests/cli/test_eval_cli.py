@@ -51,6 +51,13 @@ def test_eval_reports_every_part_per_category(corpus, tmp_path):
         mine = [s["error"] for s in each if s["category"] == cat]
         assert abs(sum(mine) / len(mine) - roll["error"][cat]) < 1e-12
     assert plot.stat().st_size > 10_000
+    # the shipped bundle holds a strain limit: samples within it, as animate decodes them
+    plaus = r["plausibility"]
+    assert r["strain_limit"] and "limited_samples" in plaus
+    for c, v in plaus["limited_samples"]["strain_p99"].items():
+        assert v <= plaus["samples"]["strain_p99"][c] + 1e-9
+    assert all(0 <= s["strain"] < 1 and 0 <= s["engine_strain"] < 1 for s in each)
+    assert "rollout edge strain" in result.output
 
 
 def test_calibrate_writes_the_bundle(corpus, tmp_path):
@@ -64,6 +71,10 @@ def test_calibrate_writes_the_bundle(corpus, tmp_path):
     stored = read_bundle_config(bundle)
     assert stored["calibration"] == out["stiffness"]
     assert stored["latent_prior"] == out["prior"]
+    assert stored["strain_limit"] == out["strain"]
+    for entry in out["strain"].values():  # the data's 90 % quantile, between its median and 99 %
+        assert entry["quantile"] == 0.9 and entry["split"] == "train"
+        assert entry["p50"] <= entry["limit"] <= entry["p99"] and entry["sequences"] >= 1
     for entry in out["stiffness"].values():
         i = entry["grid"].index(entry["stiffness"])
         assert entry["error"] == entry["errors"][i]
@@ -80,6 +91,16 @@ def test_calibrate_writes_the_bundle(corpus, tmp_path):
         assert L.shape == (k, k) and np.allclose(L, np.tril(L)) and (np.diag(L) > 0).all()
         assert entry["pairs"] == 4 and entry["rms"] > 0
         assert np.isclose(entry["rms"], np.sqrt((L**2).sum() / k), rtol=1e-3)
+
+
+def test_eval_without_the_strain_limit_decodes_as_is(corpus, tmp_path):
+    result = runner.invoke(app, ["eval", "--data", str(corpus), "--split", "train", "--only",
+                                 "prior", "--objects", "3", "--no-strain-limit", "--json",
+                                 str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["strain_limit"] is None and report["config"]["strain_limit"] is False
+    assert "limited_samples" not in report["plausibility"]
 
 
 def test_calibrate_only_the_prior_keeps_the_stiffness(corpus, tmp_path):
@@ -115,7 +136,9 @@ def test_calibrate_one_category_keeps_the_others(corpus, tmp_path):
     out = json.loads(result.output)
     assert list(out["stiffness"]) == ["soft"] and list(out["prior"]) == ["soft"]
     after = read_bundle_config(bundle)
-    for key, part in (("calibration", "stiffness"), ("latent_prior", "prior")):
+    assert list(out["strain"]) == ["soft"]
+    for key, part in (("calibration", "stiffness"), ("latent_prior", "prior"),
+                      ("strain_limit", "strain")):
         assert after[key] == {**before[key], "soft": out[part]["soft"]}
     result = runner.invoke(app, ["calibrate", "--data", str(corpus), "--weights", str(bundle),
                                  "--category", "jelly"])

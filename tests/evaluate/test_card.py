@@ -47,3 +47,23 @@ def test_card_of_a_report_without_the_shape_error():
     card = _card(shape=False)
     assert "shape error (rigidly aligned)" not in card and "; rollout error" not in card
     assert "- soft: x10 (rollout error 0.1000, rest pose 0.3000, 2 sequences)" in card
+
+
+def test_card_shows_the_strain_limit_and_the_samples_within_it():
+    band = {"soft": 0.03, "all": 0.03}
+    plaus = {"samples": {"strain_mean": {"soft": 0.06, "all": 0.06}},
+             "data": {"strain_mean": band}, "draws": 8, "nan_samples": 0,
+             "limited_samples": {"strain_mean": {"soft": 0.045, "all": 0.045}}}
+    roll = _rollout(True) | {"strain": {"soft": 0.02, "all": 0.02},
+                             "engine_strain": {"soft": 0.025, "all": 0.025}}
+    config = CONFIG | {"strain_limit": {"soft": {
+        "limit": 0.137, "quantile": 0.9, "sequences": 64, "split": "train", "mean": 0.05,
+        "p99": 0.45}}}
+    report = {"split": "test", "config": {"seconds": 2.0, "draws": 4}, "rollout": roll,
+              "plausibility": plaus}
+    card = render(config, report, generate="g", eval_command="e", calibrate_command="c",
+                  name="b")
+    assert "| samples within the strain limit: mean edge strain | 0.0450 | 0.0450 |" in card
+    assert "| mean edge strain | 0.0200 | 0.0200 |" in card
+    assert "| engine's mean edge strain | 0.0250 | 0.0250 |" in card
+    assert "- soft: 0.1370, the 90% quantile (64 train sequences; their mean 0.0500" in card
