@@ -56,8 +56,9 @@ class FitConfig:
     weights: str = "neurok-base"
     device: str = "auto"
     require_sequence: bool = False  # fail before any work unless a sequence is observed
-    animation: str | None = None  # a glTF's animation by name or index; default: the first,
-    # with every other that drives different parts (gltf_anim.animations_together)
+    animation: str | None = None  # a glTF's animation by name or index; default: the first
+    # neurok wrote, else the file's first, with every other that drives different parts
+    # (gltf_anim.animations_together)
 
 
 @dataclass
@@ -98,10 +99,11 @@ def load_observation(path: Path, *, up: str | None = None, fps: float | None = N
                      animation: str | None = None) -> Observation:
     """A sequence (folder of frames, or a glTF with animation), a mesh, or a point cloud.
     ``fps``: a frame folder's rate (default: its frames.json's, else 30). ``animation``: a
-    glTF's animation by name or index (default: its first, with those that move other
-    parts; the others, such as animate's --samples, are alternatives to it)."""
+    glTF's animation by name or index (default: the first neurok wrote, else its first, with
+    those that move other parts; the others, such as animate's --samples, are alternatives
+    to it)."""
     from .io.frames import frame_info, read_frames
-    from .io.gltf_anim import animation_index, animations_together
+    from .io.gltf_anim import animation_index, animations_together, first_of_ours
     from .io.gltf_read import read_animated
     from .io.points import READERS, load_points
 
@@ -118,7 +120,8 @@ def load_observation(path: Path, *, up: str | None = None, fps: float | None = N
         return Observation("sequence", frames, asset.faces, times, asset)
     if path.suffix.lower() in GLTF_SUFFIXES:
         asset = load_mesh(path)
-        first = None if animation is None else animation_index(asset.document, animation)
+        first = first_of_ours(asset.document) if animation is None else \
+            animation_index(asset.document, animation)
         which, _ = animations_together(asset.document, first)
         scene = read_animated(path, animations=which or None)
         if len(scene.times) > 1:

@@ -36,8 +36,9 @@ class PreviewConfig:
     max_seconds: float = 600.0  # refuse longer animations (a typo in a file, not a movie)
     turntable_seconds: float = 4.0  # a static mesh is shown turning once in this time
     at: float | None = None  # a still's time (s); default: the middle of the animation
-    animation: str | None = None  # a glTF's animation by name or index; default: its first,
-    # with every other that drives different parts (see gltf_anim.animations_together)
+    animation: str | None = None  # a glTF's animation by name or index; default: the first
+    # neurok wrote, else the file's first, with every other that drives different parts (see
+    # gltf_anim.animations_together)
 
 
 @dataclass
@@ -84,15 +85,17 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
             animation_index,
             animation_names,
             animations_together,
+            first_of_ours,
             key_times,
             sample_positions,
         )
 
         asset = load_mesh(path)  # checks the file as every loader does; parsed once
         doc, warnings = asset.document, list(asset.warnings)
-        first = None if cfg.animation is None else animation_index(doc, cfg.animation)
+        first = first_of_ours(doc) if cfg.animation is None else \
+            animation_index(doc, cfg.animation)
         which, left = animations_together(doc, first)
-        if left and first is None:
+        if left and cfg.animation is None:
             warnings.append(f"{path.name}: showing {animation_names(doc, which)}; "
                             f"{animation_names(doc, left)} drive the same parts instead "
                             "(--animation picks one)")

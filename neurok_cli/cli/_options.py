@@ -26,8 +26,8 @@ Size = Annotated[float | None, Opt(help="Largest extent in metres (OBJ/PLY/STL).
 Up = Annotated[str | None, Opt(help="Up axis of OBJ/PLY/STL: y or z (default: z for STL, "
                                      "else y).")]
 Animation = Annotated[str | None, Opt(
-    help="A glTF's animation by name or index (default: the first, with those that move "
-         "other parts).")]
+    help="A glTF's animation by name or index (default: the first neurok wrote, else the "
+         "first; with those that move other parts).")]
 
 # time
 Seconds = Annotated[float, Opt(help="Duration, seconds.")]

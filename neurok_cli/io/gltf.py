@@ -5,8 +5,10 @@ Encodings:
   - ``exact``: one morph target per frame; each key turns one target on.
   - ``compact``: K basis targets from an SVD of all displacements, K the smallest that keeps
     every vertex within ``tolerance`` x bounding-box diagonal (capped at ``max_targets``).
-Weights are rescaled to [0, 1] per target and the offset folded into the base mesh, because
-Blender clamps shape-key values to their slider range.
+Weights are rescaled to [0, 1] per target, because Blender clamps shape-key values to their
+slider range; the offset that leaves is folded into the base mesh of a new document, and kept
+as one more target, at weight 1 in our animations, in a glTF input's own document, whose
+base, targets and animations must stay as they were.
 """
 
 from __future__ import annotations
@@ -204,6 +206,13 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
         doc, built = build_document(asset, root_matrix, positions=base_pos, normals=base_n)
         placements = [(nd, m, pr, np.eye(3)) for nd, m, pr in built]
         offset, nfit[0] = np.zeros_like(offset), 0.0
+    elif np.abs(offset).max(initial=0.0) > 0:  # the file's own base stays: the offset is a
+        # target of its own, on (weight 1) wherever ours play and off in the file's animations
+        bases = np.concatenate([offset[None], bases])
+        weights = np.concatenate([np.ones((len(weights), 1)), weights], axis=1)
+        nfit = np.concatenate([np.zeros_like(nfit[:1]), nfit])
+        offset = np.zeros_like(offset)
+        report.targets += 1
     target_count = _write_targets(doc, asset, placements, bases, offset, nfit, normals_local)
     _write_animations(doc, placements, weights, [len(m) for m in motions], fps, names,
                       target_count)

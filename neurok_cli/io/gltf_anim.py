@@ -99,6 +99,18 @@ def animation_index(doc: GltfDocument, name: str) -> int:
     raise UsageError(f"{doc.path}: no animation {name!r}; it has {held}")
 
 
+def first_of_ours(doc: GltfDocument) -> int | None:
+    """The first animation ``neurok`` wrote into the file ("neurok", "neurok_..."), or None.
+
+    An animated glTF input keeps its own animations ahead of ours; after ``neurok animate``
+    the motion to look at is ours."""
+    for i, anim in enumerate(doc.json.get("animations", [])):
+        name = str(anim.get("name", ""))
+        if name == "neurok" or name.startswith("neurok_"):
+            return i
+    return None
+
+
 def animations_together(doc: GltfDocument, first: int | None = None
                         ) -> tuple[list[int], list[int]]:
     """The animations to play at once: ``first`` (default the file's first), then each other

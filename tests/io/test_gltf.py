@@ -9,7 +9,12 @@ import pytest
 
 from neurok_cli.errors import UsageError
 from neurok_cli.io.gltf import encode, write_animated
-from neurok_cli.io.gltf_anim import animation_index, animation_names, animations_together
+from neurok_cli.io.gltf_anim import (
+    animation_index,
+    animation_names,
+    animations_together,
+    first_of_ours,
+)
 from neurok_cli.io.gltf_doc import GltfDocument, load_document
 from neurok_cli.io.gltf_read import read_animated
 from neurok_cli.io.mesh import Z_UP_TO_Y_UP, load_mesh
@@ -220,3 +225,31 @@ def test_animations_that_drive_other_parts_play_together_and_alternatives_do_not
     with pytest.raises(UsageError, match="no animation '4'"):
         animation_index(doc, "4")
     assert animations_together(GltfDocument(json={})) == ([], [])
+
+
+def test_a_files_own_morph_animation_plays_as_it_did(tmp_path):
+    """SimpleMorph animates its own two targets; ours are added next to them, and the file's
+    animation (and its rest) must come back as they were, however far our motion goes."""
+    asset = load_mesh(asset_path("simplemorph"))
+    times = np.linspace(0.0, 3.9, 14)
+    before = read_animated(asset_path("simplemorph"), times=times)
+    moved = asset.vertices[None] + np.array([0.7, -0.4, 0.3]) * np.linspace(1, 2, 8)[:, None,
+                                                                                    None]
+    for enc in ("compact", "exact"):
+        out = tmp_path / f"m_{enc}.glb"
+        write_animated(asset, [moved], out, fps=8, encoding=enc)
+        after = read_animated(out, times=times, animations=[0])
+        assert np.abs(after.frames - before.frames).max() < 1e-5, enc
+        ours = read_animated(out, animations=[_ours(out)])
+        assert np.abs(ours.frames[:8] - moved).max() < 1e-5, enc
+        assert_valid_gltf(out)
+
+
+def test_ours_is_the_animation_to_show_when_the_file_has_its_own(tmp_path):
+    asset = load_mesh(asset_path("simplemorph"))
+    out = tmp_path / "m.glb"
+    write_animated(asset, [asset.vertices[None] + np.zeros((3, 1, 3))], out, fps=8,
+                   names=["neurok_wobble"])
+    doc = load_document(out)
+    assert first_of_ours(doc) == len(doc.json["animations"]) - 1 > 0
+    assert first_of_ours(load_document(asset_path("simplemorph"))) is None
