@@ -45,6 +45,7 @@ def fit(
     preset: Annotated[str | None, Opt(help="Preset of the animation (default: free).")
                       ] = None,
     stiffness: o.Stiffness = 1.0,
+    strain_limit: o.StrainLimit = None,
     gravity: o.Gravity = None,
     ground: Annotated[bool | None, Opt("--ground/--no-ground",
                                        help="A floor at the sequence's lowest point.")] = None,
@@ -80,7 +81,7 @@ def fit(
                              fps=float(1.0 / max(result.observation.times[1]
                                                  - result.observation.times[0], 1e-6)),
                              material=material, preset=preset, stiffness=stiffness,
-                             size=size, up=up,
+                             strain_limit=strain_limit, size=size, up=up,
                              overrides=over, seed=seed, weights=weights, device=device,
                              continuation=continuation(result, start))
         with progress_bar("animating") as update:
