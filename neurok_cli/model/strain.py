@@ -52,29 +52,24 @@ def limit_strain(x: torch.Tensor, rest: torch.Tensor, edges: torch.Tensor | np.n
     """Project the shapes ``x`` (..., N, 3) towards edge strain ``|l / l0 - 1| <= limit``.
 
     ``rest`` (N, 3) gives the rest lengths l0 of ``edges`` (E, 2); ``fixed`` (N,) bool marks
-    vertices that must not move (pins): their edges' corrections go wholly to the other end.
-    Stops after ``iterations`` sweeps or once no edge is more than ``tol`` (relative to l0)
-    outside the band. Returns the projected shapes and the most sweeps any chunk of CHUNK
-    shapes took; ``x`` is unchanged.
+    points held where they are (pins). Shapes are projected CHUNK at a time, each chunk
+    until ``iterations`` sweeps or until no edge of it is more than ``tol`` (relative to l0)
+    outside the band. Returns the projected shapes and the most sweeps a chunk took; ``x``
+    is unchanged.
     """
     if limit < 0:
         raise ValueError(f"strain limit must be >= 0, got {limit}")
-    if x.dim() > 2 and x[..., 0, 0].numel() > CHUNK:
-        flat = x.reshape(-1, *x.shape[-2:])
-        parts = [limit_strain(c, rest, edges, limit, iterations, fixed, tol)
-                 for c in flat.split(CHUNK)]
-        return (torch.cat([p for p, _ in parts]).reshape(x.shape),
-                max(n for _, n in parts))
     n = rest.shape[0]
     if n > MAX_POINTS:
         raise ValueError(f"limit_strain takes at most {MAX_POINTS} points, got {n}")
     edges = torch.as_tensor(edges, dtype=torch.long, device=x.device).reshape(-1, 2)
-    if len(edges) == 0 or iterations <= 0:
+    free = torch.ones(n, dtype=torch.bool, device=x.device)
+    if fixed is not None:
+        free &= ~torch.as_tensor(fixed, dtype=torch.bool, device=x.device)
+    if len(edges) == 0 or iterations <= 0 or not free.any():
         return x.clone(), 0
-    lead = x.shape[:-2]
     rest = rest.to(x)
     length0 = edge_lengths(rest, edges).clamp_min(1e-12)[:, None]  # (E, 1)
-    lo, hi = length0 * (1.0 - limit), length0 * (1.0 + limit)
     # B x = edge vectors x_j - x_i; each edge weighted by 1 / l0^2 (relative strain), scaled
     # to a mean of 1 so that ANCHOR is relative to it
     e_n = len(edges)
@@ -84,30 +79,40 @@ def limit_strain(x: torch.Tensor, rest: torch.Tensor, edges: torch.Tensor | np.n
                                 torch.cat([ones, -ones]), (e_n, n),
                                 check_invariants=True).coalesce()
     weight = length0[:, 0].pow(-2)
-    weight = weight / weight.mean()
-    free = torch.ones(n, dtype=torch.bool, device=x.device)
-    if fixed is not None:
-        free &= ~torch.as_tensor(fixed, dtype=torch.bool, device=x.device)
-    if not free.any():
-        return x.clone(), 0
+    weight = (weight / weight.mean())[:, None]
     Bd = B.to_dense()
-    A = Bd.T @ (weight[:, None] * Bd) + ANCHOR * torch.eye(n, dtype=x.dtype, device=x.device)
-    # the fixed points are known: solve for the free ones only
-    solve = torch.linalg.inv(A[free][:, free])
-    couple = A[free][:, ~free]
-    flat0 = x.reshape(-1, n, 3).permute(1, 0, 2).reshape(n, -1)  # (N, K): shapes side by side
-    flat = flat0.clone()
-    held = couple @ flat0[~free]
-    sweeps = 0
-    for sweeps in range(1, iterations + 1):
-        d = (B @ flat).reshape(e_n, -1, 3)
-        length = d.norm(dim=-1).clamp_min(1e-12)  # (E, K)
-        target = torch.minimum(torch.maximum(length, lo), hi)
-        if float(((length - target).abs() / length0).max()) <= tol:
-            sweeps -= 1
-            break
-        p = d * (target / length)[..., None]  # each edge's vector, clamped to the band
-        rhs = B.t() @ (weight[:, None] * p.reshape(e_n, -1)) + ANCHOR * flat0
-        flat[free] = solve @ (rhs[free] - held)
-    out = flat.reshape(n, -1, 3).permute(1, 0, 2).reshape(*lead, n, 3)
-    return out.contiguous(), sweeps
+    A = Bd.T @ (weight * Bd) + ANCHOR * torch.eye(n, dtype=x.dtype, device=x.device)
+    # the held points are known: solve for the free ones only, with one inverse for all
+    system = _Band(B, weight, torch.linalg.inv(A[free][:, free]), A[free][:, ~free], free,
+                   length0, limit, tol)
+    flat0 = x.reshape(-1, n, 3).permute(1, 0, 2).reshape(n, -1)  # (N, 3K): shapes side by side
+    parts = [system.project(chunk, iterations) for chunk in flat0.split(3 * CHUNK, dim=1)]
+    flat = torch.cat([p for p, _ in parts], dim=1)
+    out = flat.reshape(n, -1, 3).permute(1, 0, 2).reshape(x.shape)
+    return out.contiguous(), max(k for _, k in parts)
+
+
+class _Band:
+    """One graph's local-global projection onto its strain band (see limit_strain)."""
+
+    def __init__(self, B, weight, solve, couple, free, length0, limit, tol):
+        self.B, self.weight, self.solve, self.couple, self.free = B, weight, solve, couple, free
+        self.length0, self.tol = length0, tol
+        self.lo, self.hi = length0 * (1.0 - limit), length0 * (1.0 + limit)
+
+    def project(self, flat0: torch.Tensor, iterations: int) -> tuple[torch.Tensor, int]:
+        """Shapes side by side (N, 3K) -> projected (N, 3K), sweeps taken."""
+        e_n, free = self.B.shape[0], self.free
+        flat = flat0.clone()
+        held = self.couple @ flat0[~free]
+        sweeps = 0
+        for sweeps in range(1, iterations + 1):
+            d = (self.B @ flat).reshape(e_n, -1, 3)
+            length = d.norm(dim=-1).clamp_min(1e-12)  # (E, K)
+            target = torch.minimum(torch.maximum(length, self.lo), self.hi)
+            if float(((length - target).abs() / self.length0).max()) <= self.tol:
+                return flat, sweeps - 1
+            p = d * (target / length)[..., None]  # each edge's vector, clamped to the band
+            rhs = self.B.t() @ (self.weight * p.reshape(e_n, -1)) + ANCHOR * flat0
+            flat[free] = self.solve @ (rhs[free] - held)
+        return flat, sweeps
