@@ -205,15 +205,14 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
             root_matrix[:3, :3] = Z_UP_TO_Y_UP
         doc, built = build_document(asset, root_matrix, positions=base_pos, normals=base_n)
         placements = [(nd, m, pr, np.eye(3)) for nd, m, pr in built]
-        offset, nfit[0] = np.zeros_like(offset), 0.0
-    elif np.abs(offset).max(initial=0.0) > 0:  # the file's own base stays: the offset is a
-        # target of its own, on (weight 1) wherever ours play and off in the file's animations
+    elif np.abs(offset).max(initial=0.0) > 0 or np.abs(nfit[0]).max(initial=0.0) > 0:
+        # the file's own base stays: the offset (and its normals' share) is a target of its
+        # own, on (weight 1) wherever ours play and off in the file's animations
         bases = np.concatenate([offset[None], bases])
         weights = np.concatenate([np.ones((len(weights), 1)), weights], axis=1)
         nfit = np.concatenate([np.zeros_like(nfit[:1]), nfit])
-        offset = np.zeros_like(offset)
         report.targets += 1
-    target_count = _write_targets(doc, asset, placements, bases, offset, nfit, normals_local)
+    target_count = _write_targets(doc, asset, placements, bases, nfit)
     _write_animations(doc, placements, weights, [len(m) for m in motions], fps, names,
                       target_count)
     if as_gltf:
@@ -238,28 +237,19 @@ def _fit_normals(dn: np.ndarray, weights: np.ndarray, *, exact: bool) -> np.ndar
 
 
 def _write_targets(doc: GltfDocument, asset: Asset, placements: list[tuple],
-                   bases: np.ndarray, offset: np.ndarray, nfit: np.ndarray,
-                   normals_local: list[np.ndarray]) -> dict[int, int]:
-    """Append the morph targets to every part's primitive; return {mesh: existing targets}."""
+                   bases: np.ndarray, nfit: np.ndarray) -> dict[int, int]:
+    """Append the morph targets to every part's primitive (its base data stays as it is);
+    return {mesh: existing targets}."""
     existing: dict[int, int] = {}
     offs = asset.offsets
     for pi, (_, mesh_i, prim_i, to_local) in enumerate(placements):
         sl = slice(offs[pi], offs[pi + 1])
         mesh = doc.json["meshes"][mesh_i]
         prim = mesh["primitives"][prim_i]
-        attrs = prim["attributes"]
         from_local = np.linalg.inv(to_local)
         old_targets = prim.get("targets", [])
         existing[mesh_i] = len(old_targets)
-        if np.abs(offset[sl]).max(initial=0.0) > 0:
-            base = doc.accessor(attrs["POSITION"]).astype(np.float64) + offset[sl] @ to_local.T
-            attrs["POSITION"] = doc.add_accessor(base.astype(np.float32), target=ARRAY_BUFFER,
-                                                 minmax=True)
-        with_normals = "NORMAL" in attrs
-        if with_normals and np.abs(nfit[0][sl]).max(initial=0.0) > 0:
-            nb = normals_local[pi] + nfit[0][sl] @ from_local
-            nb /= np.maximum(np.linalg.norm(nb, axis=1, keepdims=True), 1e-12)
-            attrs["NORMAL"] = doc.add_accessor(nb.astype(np.float32), target=ARRAY_BUFFER)
+        with_normals = "NORMAL" in prim["attributes"]
         new = []
         for k in range(len(bases)):
             tgt = {"POSITION": doc.add_accessor((bases[k][sl] @ to_local.T).astype(np.float32),

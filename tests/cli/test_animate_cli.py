@@ -10,9 +10,11 @@ import trimesh
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
+from neurok_cli.evaluate.strain import edge_strain
 from neurok_cli.io.gltf_doc import load_document
 from neurok_cli.io.gltf_read import read_animated
 from neurok_cli.io.mesh import load_mesh
+from neurok_cli.model.strain import mesh_edges
 from neurok_cli.preview import PreviewConfig, _load_motion
 from tests.conftest import assert_one_error_line, assert_valid_gltf, asset_path
 
@@ -67,10 +69,8 @@ def test_the_strain_limit_can_be_set_or_turned_off(tmp_path):
     assert runs["inf"][0]["strain_limit"] is None and runs["inf"][0]["strain_sweeps"] == 0
     assert runs["0.01"][0]["strain_limit"] == 0.01
     rest = load_mesh(asset_path("spot"))
-    edges = rest.faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-    length0 = np.linalg.norm(np.diff(rest.vertices[edges], axis=1)[:, 0], axis=-1)
-    strain = {k: np.abs(np.linalg.norm(np.diff(f[:, edges], axis=2)[:, :, 0], axis=-1)
-                        / length0 - 1).mean() for k, (_, f) in runs.items()}
+    edges = mesh_edges(rest.faces)
+    strain = {k: edge_strain(rest.vertices, f, edges).mean() for k, (_, f) in runs.items()}
     assert strain["0.01"] < strain["inf"]
 
 

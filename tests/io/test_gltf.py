@@ -243,6 +243,12 @@ def test_a_files_own_morph_animation_plays_as_it_did(tmp_path):
         ours = read_animated(out, animations=[_ours(out)])
         assert np.abs(ours.frames[:8] - moved).max() < 1e-5, enc
         assert_valid_gltf(out)
+        src, got = load_document(asset_path("simplemorph")), load_document(out)
+        for m_src, m_got in zip(src.json["meshes"], got.json["meshes"]):  # base data as it was
+            for p_src, p_got in zip(m_src["primitives"], m_got["primitives"]):
+                for name, acc in p_src["attributes"].items():
+                    assert np.array_equal(src.accessor(acc),
+                                          got.accessor(p_got["attributes"][name])), name
 
 
 def test_ours_is_the_animation_to_show_when_the_file_has_its_own(tmp_path):
