@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 import struct
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from ..errors import InputError
 from .atomic import atomic_path
+from .refs import is_data_uri, resolve_ref
 
 GLB_MAGIC = 0x46546C67  # "glTF"
 CHUNK_JSON = 0x4E4F534A
@@ -98,11 +98,15 @@ class GltfDocument:
             off = v.get("byteOffset", 0)
             return bytes(self.blob[off: off + v["byteLength"]]), img.get("mimeType", "image/png")
         uri = img.get("uri", "")
-        if uri.startswith("data:"):
+        if is_data_uri(uri):
             head, _, data = uri.partition(",")
-            return base64.b64decode(data), head[5:].split(";")[0]
+            try:
+                return base64.b64decode(data), head[5:].split(";")[0]
+            except ValueError as e:
+                raise InputError(f"{self._name()}: image {image_index} has a corrupt data "
+                                 "URI") from e
         if self.path is not None and uri:
-            f = self.path.parent / urllib.parse.unquote(uri)
+            f = resolve_ref(self.path, uri, what=f"image {image_index}", uri=True)
             if f.is_file():
                 mime = "image/jpeg" if f.suffix.lower() in (".jpg", ".jpeg") else "image/png"
                 return f.read_bytes(), mime
@@ -241,14 +245,16 @@ def _buffer_bytes(doc: GltfDocument, i: int, buf: dict, bin_chunk: bytes | None)
         if i != 0 or bin_chunk is None:
             raise InputError(f"{doc.path}: buffer {i} has no data")
         return bin_chunk
-    if uri.startswith("data:"):
+    if is_data_uri(uri):
         try:
             return base64.b64decode(uri.partition(",")[2], validate=False)
         except ValueError as e:
             raise InputError(f"{doc.path}: buffer {i} has a corrupt data URI") from e
-    f = (doc.path.parent if doc.path else Path(".")) / urllib.parse.unquote(uri)
+    if doc.path is None:
+        raise InputError(f"glTF: buffer {i} refers to a file, but the document has no folder")
+    f = resolve_ref(doc.path, uri, what=f"buffer {i}", uri=True)
     if not f.is_file():
-        raise InputError(f"{doc.path}: buffer file {f} is missing; keep it beside the .gltf")
+        raise InputError(f"{doc.path}: buffer file {uri!r} is missing; keep it beside the .gltf")
     return f.read_bytes()
 
 
@@ -270,7 +276,7 @@ def _merge_buffers(doc: GltfDocument, bin_chunk: bytes | None) -> None:
         view["buffer"] = 0
         view["byteOffset"] = starts[b] + view.get("byteOffset", 0)
     for i, img in enumerate(doc.json.get("images", [])):
-        if "uri" in img and not img["uri"].startswith("data:") and doc.path is not None:
+        if "uri" in img and not is_data_uri(img["uri"]) and doc.path is not None:
             found = doc.image_bytes(i)
             if found is not None:  # embed external images so the GLB is self-contained
                 data, mime = found

@@ -7,6 +7,7 @@ seams, are kept exactly: export must preserve UVs and the texture.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from ..errors import InputError
 from .asset import Material, Part
 from .colors import srgb_to_linear
+from .refs import resolve_ref
 
 _MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 
@@ -86,11 +88,20 @@ def parse_obj(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str,
             np.asarray(vn, np.float32).reshape(-1, 3), groups, mtllibs)
 
 
+def _unit_floats(path: Path, lineno: int, toks: list[str], n: int) -> list[float]:
+    """``n`` numbers after the keyword, each finite and clipped to [0, 1] (colours, opacity)."""
+    vals = _floats(path, lineno, toks, n)
+    if not all(math.isfinite(x) for x in vals):
+        raise InputError(f"{path}:{lineno}: '{' '.join(toks)}' is not a finite number")
+    return [min(max(x, 0.0), 1.0) for x in vals]
+
+
 def parse_mtl(path: Path, warnings: list[str]) -> dict[str, Material]:
     """Materials of an MTL file: Kd (+ d) as base colour, map_Kd as texture."""
     mats: dict[str, Material] = {}
     cur: Material | None = None
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for lineno, line in enumerate(text.splitlines(), 1):
         toks = line.split()
         if not toks:
             continue
@@ -99,12 +110,12 @@ def parse_mtl(path: Path, warnings: list[str]) -> dict[str, Material]:
         elif cur is None:
             continue
         elif toks[0] == "Kd" and len(toks) >= 4:
-            rgb = srgb_to_linear(np.array([float(t) for t in toks[1:4]]))
+            rgb = srgb_to_linear(np.array(_unit_floats(path, lineno, toks, 3)))
             cur.base_color = (*map(float, rgb), cur.base_color[3])
         elif toks[0] == "d" and len(toks) >= 2:
-            cur.base_color = (*cur.base_color[:3], float(toks[1]))
+            cur.base_color = (*cur.base_color[:3], _unit_floats(path, lineno, toks, 1)[0])
         elif toks[0] == "map_Kd" and len(toks) >= 2:
-            tex = path.parent / toks[-1].replace("\\", "/")
+            tex = resolve_ref(path, toks[-1], what=f"line {lineno} map_Kd", uri=False)
             mime = _MIME.get(tex.suffix.lower())
             if tex.is_file() and mime:
                 cur.texture, cur.texture_mime = tex.read_bytes(), mime
@@ -119,7 +130,7 @@ def load_obj(path: Path) -> tuple[list[Part], list[str]]:
     v, vt, vn, groups, mtllibs = parse_obj(path)
     mats: dict[str, Material] = {}
     for lib in mtllibs:
-        f = path.parent / lib
+        f = resolve_ref(path, lib, what="mtllib", uri=False)
         if f.is_file():
             mats.update(parse_mtl(f, warnings))
         else:
