@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import InputError
 from .atomic import atomic_path
+from .gltf_check import check_gltf
 from .refs import is_data_uri, resolve_ref
 
 GLB_MAGIC = 0x46546C67  # "glTF"
@@ -66,6 +67,9 @@ class GltfDocument:
                                   idt, 1, sp["count"])[:, 0]
             vals = self._read_view(sp["values"]["bufferView"], sp["values"].get("byteOffset", 0),
                                    dtype, ncomp, sp["count"])
+            if idx.size and int(idx.max()) >= count:
+                raise InputError(f"{self._name()}: accessor {index}'s sparse indices go past "
+                                 f"its {count} elements (corrupt file)")
             out[idx.astype(np.int64)] = vals
         if acc.get("normalized", False) and dtype.kind in "iu":
             info = np.iinfo(dtype)
@@ -74,6 +78,8 @@ class GltfDocument:
 
     def _read_view(self, view_index: int, offset: int, dtype: np.dtype, ncomp: int,
                    count: int) -> np.ndarray:
+        if count < 0:  # np.frombuffer would read a negative count as "the whole buffer"
+            raise InputError(f"{self._name()}: an accessor has a negative count ({count})")
         view = self.json["bufferViews"][view_index]
         start = view.get("byteOffset", 0) + offset
         elem = dtype.itemsize * ncomp
@@ -204,9 +210,13 @@ def load_document(path: str | Path) -> GltfDocument:
         bin_chunk = None
     if not isinstance(js, dict) or "asset" not in js:
         raise InputError(f"{path}: not a glTF 2.0 file (no 'asset' object)")
+    if not isinstance(js["asset"], dict):
+        raise InputError(f"{path}: not a glTF 2.0 file ('asset' is {js['asset']!r}, "
+                         "not an object)")
     version = str(js["asset"].get("version", ""))
     if not version.startswith("2"):
         raise InputError(f"{path}: glTF version {version!r} is not supported; only 2.x is")
+    check_gltf(js, path)
     doc = GltfDocument(json=js, path=path)
     _merge_buffers(doc, bin_chunk)
     return doc
