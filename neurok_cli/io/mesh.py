@@ -16,6 +16,7 @@ from ..errors import InputError, UsageError
 from .asset import Asset, Part, Welded
 
 GLTF_SUFFIXES = (".glb", ".gltf")
+MAX_COORDINATE = 1e15  # |x| in file units; beyond it float32 exports and squared distances fail
 
 
 def _load_gltf(path: Path) -> tuple[list[Part], list[str], dict]:
@@ -34,24 +35,35 @@ def _load_obj(path: Path) -> tuple[list[Part], list[str], dict]:
     return parts, warnings, {}
 
 
-def _check_binary_stl(path: Path) -> None:
-    """trimesh reads a cut binary STL without complaint; check its declared size first."""
-    with path.open("rb") as f:
-        head = f.read(84)
-    if len(head) < 84 or head[:5].lower() == b"solid" and b"facet" in path.read_bytes()[:1024]:
-        return  # ASCII STL (or too short to be binary: the loader reports it)
-    count = int.from_bytes(head[80:84], "little")
+def _check_stl(path: Path) -> None:
+    """Refuse what is not an STL before trimesh guesses at it: trimesh reads a cut binary STL
+    without complaint and sends undecodable "ASCII" to a text-encoding detector."""
     size = path.stat().st_size
+    with path.open("rb") as f:
+        head = f.read(1024)
+    count = int.from_bytes(head[80:84], "little") if len(head) >= 84 else -1
+    if count > 0 and size == 84 + 50 * count:
+        return  # binary, whatever its 80-byte header says
+    if head.lstrip()[:5].lower() == b"solid" and b"facet" in head:
+        try:
+            path.read_bytes().decode("ascii")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: not a valid STL (starts like ASCII STL but holds "
+                             f"non-text bytes at byte {e.start})") from None
+        return
+    if size < 84:
+        raise InputError(f"{path}: not a valid STL ({size} bytes: too short for binary STL, "
+                         "and not ASCII STL text)")
     if size < 84 + 50 * count:
-        raise InputError(f"{path}: truncated binary STL ({(size - 84) // 50} of {count} "
-                         "triangles present)")
+        raise InputError(f"{path}: not a valid STL: truncated binary STL "
+                         f"({(size - 84) // 50} of {count} triangles present)")
 
 
 def _load_trimesh(path: Path) -> tuple[list[Part], list[str], dict]:
     import trimesh
 
     if path.suffix.lower() == ".stl":
-        _check_binary_stl(path)
+        _check_stl(path)
     try:
         loaded = trimesh.load_mesh(path, process=False)
     except Exception as e:  # trimesh raises many types for corrupt files
@@ -118,8 +130,24 @@ def validate(asset: Asset) -> None:
         if len(p.faces) and (p.faces.min() < 0 or p.faces.max() >= len(p.vertices)):
             raise InputError(f"{path}: face indices out of range (part '{p.name}' has "
                              f"{len(p.vertices)} vertices, a face uses {int(p.faces.max())})")
+    big = max(float(np.abs(p.vertices).max(initial=0.0)) for p in asset.parts)
+    if big > MAX_COORDINATE:
+        raise InputError(f"{path}: a vertex coordinate is {big:.3g}; coordinates beyond "
+                         f"{MAX_COORDINATE:.0e} cannot be computed with: rescale the file")
     if float(np.ptp(asset.vertices, axis=0).max()) <= 0:
         raise InputError(f"{path}: all vertices are at one point")
+    _check_area(asset)
+
+
+def _check_area(asset: Asset) -> None:
+    """Refuse a surface without area: collinear vertices, or faces that welding collapses."""
+    v, f = asset.vertices, asset.faces
+    area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]),
+                                axis=1).sum()
+    extent = float(np.ptp(v, axis=0).max())
+    if not area > 1e-12 * extent**2 or len(asset.welded().faces) == 0:
+        raise InputError(f"{asset.path}: the faces have no area (all vertices lie on a line "
+                         "or the triangles are degenerate); there is no surface to deform")
 
 
 def weld(vertices: np.ndarray, faces: np.ndarray, *, tolerance: float = 1e-7) -> Welded:
