@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError
 from .asset import Asset
 from .mesh import guess_units, load_mesh
 
@@ -53,6 +54,16 @@ def describe_asset(asset: Asset) -> dict:
     }
 
 
+def _check_frames(first: Asset, files: list[Path]) -> None:
+    """Every frame must load and share the first frame's vertex count."""
+    n = len(first.vertices)
+    for f in files[1:]:
+        m = len(load_mesh(f).vertices)
+        if m != n:
+            raise InputError(f"{f}: has {m} vertices but {files[0].name} has {n}; frames "
+                             "must share one topology")
+
+
 def describe(path: str | Path, *, up: str | None = None) -> dict:
     """Facts about a mesh file, or a frame folder (then with its frame count)."""
     path = Path(path)
@@ -61,7 +72,9 @@ def describe(path: str | Path, *, up: str | None = None) -> dict:
 
         files = frame_files(path)
         recorded = frame_info(path)  # our writer's frames.json: the up axis, the frame rate
-        info = describe_asset(load_mesh(files[0], up=up or recorded.get("up")))
+        first = load_mesh(files[0], up=up or recorded.get("up"))
+        _check_frames(first, files)
+        info = describe_asset(first)
         info.update(file=str(path), format=f"{files[0].suffix[1:]} frames", frames=len(files))
         if "fps" in recorded:
             info["fps"] = recorded["fps"]
