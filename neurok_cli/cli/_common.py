@@ -5,7 +5,10 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import sys
+import threading
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -23,20 +26,51 @@ from rich.progress import (
 from typer.exceptions import TyperException
 
 from ..errors import NeurokError
+from ._checks import check_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
 
 
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM ends a command as Ctrl-C does: the exception unwinds through every atomic
+    write, which removes its temporary file. Worker processes (forked, so they inherit
+    this handler) end quietly; only the process that installed it says why."""
+    if os.getpid() == _HANDLER_PID[0]:
+        sys.stderr.write("neurok: terminated\n")
+    raise SystemExit(128 + signum)
+
+
+_HANDLER_PID = [0]
+
+
+@contextmanager
+def _sigterm_handled() -> Iterator[None]:
+    """Handle SIGTERM like SIGINT while a command runs (main thread only: elsewhere
+    signal handlers cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _on_sigterm)
+    _HANDLER_PID[0] = os.getpid()
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def guarded(fn: F) -> F:
-    """Turn library errors into one line on stderr and exit status 1, and anything else
-    (a bug) into one line and exit status 2; no traceback unless NEUROK_TRACEBACK is set."""
+    """Check the options (``_checks``), then turn library errors into one line on stderr and
+    exit status 1, and anything else (a bug) into one line and exit status 2 (with the
+    traceback above it when NEUROK_TRACEBACK is set). SIGTERM is handled like Ctrl-C."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with _sigterm_handled():
+                check_options(fn.__name__, kwargs)
+                return fn(*args, **kwargs)
         except NeurokError as e:
             sys.stderr.write(f"neurok: error: {' '.join(str(e).split())}\n")
             raise typer.Exit(1) from None
@@ -47,7 +81,7 @@ def guarded(fn: F) -> F:
             raise
         except Exception as e:  # a bug, not the input: one line, the traceback on request
             if os.environ.get("NEUROK_TRACEBACK"):
-                raise
+                traceback.print_exc()
             text = " ".join(str(e).split())[:300]
             sys.stderr.write(f"neurok: internal error: {type(e).__name__}: {text} (please "
                              "report it; NEUROK_TRACEBACK=1 shows where it happened)\n")

@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from ._checks import FRAMES_NOTE, ranged
+
 Opt = typer.Option
 
 # what to write and how
@@ -22,7 +24,7 @@ Renderer = Annotated[str, Opt(help="Video renderer: auto, gl or numpy.")]
 Json = Annotated[bool, Opt("--json", help="Print the result as JSON.")]
 
 # the asset
-Size = Annotated[float | None, Opt(help="Largest extent in metres (OBJ/PLY/STL).")]
+Size = Annotated[float | None, Opt(help=ranged("Largest extent in metres (OBJ/PLY/STL).", "size"))]
 Up = Annotated[str | None, Opt(help="Up axis of OBJ/PLY/STL: y or z (default: z for STL, "
                                      "else y).")]
 Animation = Annotated[str | None, Opt(
@@ -30,31 +32,32 @@ Animation = Annotated[str | None, Opt(
          "first; with those that move other parts).")]
 
 # time
-Seconds = Annotated[float, Opt(help="Duration, seconds.")]
-Fps = Annotated[float, Opt(help="Frames per second.")]
+Seconds = Annotated[float, Opt(help=ranged(f"Duration, seconds; {FRAMES_NOTE}.", "seconds"))]
+Fps = Annotated[float, Opt(help=ranged(f"Frames per second; {FRAMES_NOTE}.", "fps"))]
 
 # material
-Stiffness = Annotated[float, Opt(help="Scale on the material's stiffness.")]
-Young = Annotated[float | None, Opt(help="Young's modulus, Pa.")]
-Density = Annotated[float | None, Opt(help="Density, kg/m^3.")]
-Damping = Annotated[float | None, Opt(help="Rayleigh damping, seconds.")]
+Stiffness = Annotated[float, Opt(help=ranged("Scale on the material's stiffness.", "stiffness"))]
+Young = Annotated[float | None, Opt(help=ranged("Young's modulus, Pa.", "young"))]
+Density = Annotated[float | None, Opt(help=ranged("Density, kg/m^3.", "density"))]
+Damping = Annotated[float | None, Opt(help=ranged("Rayleigh damping, seconds.", "damping"))]
 StrainLimit = Annotated[float | None, Opt(
-    help="Largest edge strain |l/l0 - 1| of the decoded frames, e.g. 0.05 (default: the "
-         "weights' for the material; inf: none).")]
+    help="Largest edge strain |l/l0 - 1| of the decoded frames, e.g. 0.05, from 0 to 10 "
+         "(default: the weights' for the material; inf: none).")]
 
 # conditions (vectors are "X,Y,Z"; +Y is up)
-Drop = Annotated[float | None, Opt(help="Start height above the ground, x size.")]
-Gravity = Annotated[str | None, Opt(help="Gravity X,Y,Z in m/s^2 (+Y up).")]
+Drop = Annotated[float | None, Opt(help=ranged("Start height above the ground, x size.", "drop"))]
+Gravity = Annotated[str | None, Opt(help="Gravity X,Y,Z in m/s^2 (+Y up; length up to 10000).")]
 Ground = Annotated[bool | None, Opt("--ground/--no-ground", help="A floor below.")]
-Friction = Annotated[float | None, Opt(help="Ground friction coefficient.")]
-Pins = Annotated[list[str] | None, Opt("--pin",
-                                       help="Pinned region ('y>0.9', 'top', '0,5,9').")]
-Velocity = Annotated[str | None, Opt(help="Initial velocity X,Y,Z, m/s.")]
-Spin = Annotated[str | None, Opt(help="Initial angular velocity X,Y,Z, rad/s.")]
+Friction = Annotated[float | None, Opt(help=ranged("Ground friction coefficient.", "friction"))]
+Pins = Annotated[list[str] | None, Opt(
+    "--pin", help="Pinned region ('y>0.9', 'top', '0,5,9-12': vertex indices below 5,000,000).")]
+Velocity = Annotated[str | None, Opt(help="Initial velocity X,Y,Z, m/s (length up to 10000).")]
+Spin = Annotated[str | None, Opt(help="Initial angular velocity X,Y,Z, rad/s (up to 10000).")]
 Pushes = Annotated[list[str] | None, Opt("--push",
-                                         help="REGION:X,Y,Z[@T] velocity kick, m/s at T s.")]
-Wind = Annotated[str | None, Opt(help="Wind velocity X,Y,Z, m/s.")]
-Gust = Annotated[float | None, Opt(help="Relative gust strength of the wind, 0..1.")]
+                                         help="REGION:X,Y,Z[@T] velocity kick, m/s at T s "
+                                              "(0 to 3600).")]
+Wind = Annotated[str | None, Opt(help="Wind velocity X,Y,Z, m/s (length up to 10000).")]
+Gust = Annotated[float | None, Opt(help=ranged("Relative gust strength of the wind.", "gust"))]
 
 # the model
 Weights = Annotated[str, Opt(help="Weights bundle: a shipped name or a folder.")]

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from . import _options as o
+from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
 
 Opt = typer.Option
@@ -46,8 +47,10 @@ def animate(
     push: o.Pushes = None,
     wind: o.Wind = None,
     gust: o.Gust = None,
-    samples: Annotated[int, Opt(help="Number of different plausible motions (1-64).")] = 1,
-    seed: Annotated[int, Opt(help="Random seed: the same seed gives the same file.")] = 0,
+    samples: Annotated[int, Opt(
+        help=ranged("Number of different plausible motions.", "samples", "animate"))] = 1,
+    seed: Annotated[int, Opt(
+        help=ranged("Random seed: the same seed gives the same file.", "seed"))] = 0,
     weights: o.Weights = "neurok-base",
     device: o.Device = "auto",
     method: Annotated[str, Opt(help="ODE integrator: rk4 (fixed step) or dopri5.")] = "rk4",

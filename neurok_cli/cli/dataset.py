@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ._checks import FRAMES_NOTE, ranged
 from ._common import guarded, out, print_json, progress_bar, warn
 
 dataset_app = typer.Typer(help="Make, import and inspect 4D datasets.", no_args_is_help=True)
@@ -22,17 +23,21 @@ dataset_app = typer.Typer(help="Make, import and inspect 4D datasets.", no_args_
 @guarded
 def generate_cmd(
     out_dir: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to fill.")],
-    count: Annotated[int, typer.Option(help="Sequences to simulate (all shards).")] = 100,
-    seed: Annotated[int, typer.Option(help="Seed: the same seed makes the same arrays.")] = 0,
+    count: Annotated[int, typer.Option(
+        help=ranged("Sequences to simulate (all shards).", "count"))] = 100,
+    seed: Annotated[int, typer.Option(
+        help=ranged("Seed: the same seed makes the same arrays.", "seed"))] = 0,
     categories: Annotated[str, typer.Option(help="Comma-separated: soft, cloth, beam.")
                           ] = "soft,cloth,beam",
     shapes: Annotated[Path | None, typer.Option(
         help="Folder of extra closed meshes to simulate as soft bodies (train split).")] = None,
-    workers: Annotated[int, typer.Option(help="Parallel processes.")] = 1,
+    workers: Annotated[int, typer.Option(help=ranged("Parallel processes.", "workers"))] = 1,
     shard: Annotated[str, typer.Option(help="i/n: make only jobs with index % n == i.")
                      ] = "0/1",
-    seconds: Annotated[float, typer.Option(help="Length of each sequence, seconds.")] = 2.0,
-    fps: Annotated[float, typer.Option(help="Frames per second.")] = 30.0,
+    seconds: Annotated[float, typer.Option(
+        help=ranged(f"Length of each sequence, seconds; {FRAMES_NOTE}.", "seconds"))] = 2.0,
+    fps: Annotated[float, typer.Option(
+        help=ranged(f"Frames per second; {FRAMES_NOTE}.", "fps"))] = 30.0,
     interior_pins: Annotated[float, typer.Option(
         help="Share of pinned sheets held by a patch inside them (0-1) rather than by an "
              "edge or corners.")] = 0.0,

@@ -10,6 +10,7 @@ import typer
 
 from ..errors import UsageError
 from . import _options as o
+from ._checks import ranged
 from ._common import guarded, print_json, progress_bar
 
 Opt = typer.Option
@@ -30,7 +31,7 @@ def evaluate(
     samples: Annotated[int, Opt(help="Surface samples each way for Chamfer-L1.")] = 10_000,
     objects: Annotated[int, Opt(help="Objects for prior-sample plausibility.")] = 24,
     rollouts: Annotated[int, Opt(help="Sequences rolled out (0 = none).")] = 24,
-    seconds: Annotated[float, Opt(help="Rollout duration, s.")] = 2.0,
+    seconds: Annotated[float, Opt(help=ranged("Rollout duration, s.", "seconds"))] = 2.0,
     ik_start: Annotated[str, Opt(help="Inverse kinematics from the deformation encoder's "
                                       "guess (posterior, as neurok fit) or from the prior "
                                       "mean (prior).")] = "posterior",
@@ -40,7 +41,7 @@ def evaluate(
         "--strain-limit/--no-strain-limit",
         help="Keep decoded frames within the weights' strain limit, as animate does.")] = True,
     device: o.Device = "auto",
-    seed: Annotated[int, Opt(help="Random seed.")] = 0,
+    seed: Annotated[int, Opt(help=ranged("Random seed.", "seed"))] = 0,
 ) -> None:
     """Inverse kinematics, reconstruction, prior plausibility and rollouts over a split."""
     from rich.table import Table

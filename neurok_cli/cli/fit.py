@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from . import _options as o
+from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
 
 Opt = typer.Option
@@ -22,15 +23,16 @@ def fit(
     output: Annotated[Path, Opt("-o", "--output", help="Where to write the JSON result.")],
     rest: Annotated[Path | None, Opt(
         help="The undeformed mesh (default for a sequence: its first frame).")] = None,
-    steps: Annotated[int, Opt(help="Optimisation steps per fit.")] = 150,
-    points: Annotated[int, Opt(help="Observed points in the Chamfer fit.")] = 2048,
+    steps: Annotated[int, Opt(help=ranged("Optimisation steps per fit.", "steps"))] = 150,
+    points: Annotated[int, Opt(help=ranged("Observed points in the Chamfer fit.", "points"))
+                      ] = 2048,
     samples: Annotated[int, Opt(help="Surface samples each way for the reported error.")
                        ] = 10_000,
     fps: Annotated[float | None, Opt(help="Frame rate of a frame folder (default: its "
                                            "frames.json's, else 30).")] = None,
     up: o.Up = None,
     animation: o.Animation = None,
-    seed: Annotated[int, Opt(help="Random seed.")] = 0,
+    seed: Annotated[int, Opt(help=ranged("Random seed.", "seed"))] = 0,
     weights: o.Weights = "neurok-base",
     device: o.Device = "auto",
     then_animate: Annotated[Path | None, Opt(
@@ -38,7 +40,7 @@ def fit(
                             ] = None,
     start: Annotated[str, Opt("--from", help="last (continue) or first (re-simulate).")
                      ] = "last",
-    seconds: Annotated[float, Opt(help="Duration of the animation, s.")] = 4.0,
+    seconds: Annotated[float, Opt(help=ranged("Duration of the animation, s.", "seconds"))] = 4.0,
     material: Annotated[str, Opt(help="auto, soft, cloth or beam.")] = "auto",
     size: Annotated[float | None, Opt(help="Largest extent of the animation's body in "
                                            "metres (OBJ/PLY/STL frames).")] = None,

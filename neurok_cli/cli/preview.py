@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from . import _options as o
+from ._checks import ranged
 from ._common import guarded, out, print_json, progress_bar, warn
 
 
@@ -21,11 +22,14 @@ def preview(
                                "still; default: FILE's name + .mp4.")
     ] = None,
     fps: Annotated[float | None, typer.Option(
-        help="Frames per second (default: the file's keyframes, else 30).")] = None,
-    width: Annotated[int, typer.Option(help="Image width in pixels.")] = 640,
-    height: Annotated[int, typer.Option(help="Image height in pixels.")] = 480,
-    azimuth: Annotated[float, typer.Option(help="Camera angle about +Y, degrees.")] = 30.0,
-    elevation: Annotated[float, typer.Option(help="Camera angle above the ground, degrees.")
+        help=ranged("Frames per second (default: the file's keyframes, else 30).", "fps",
+                    "preview"))] = None,
+    width: Annotated[int, typer.Option(help=ranged("Image width in pixels.", "width"))] = 640,
+    height: Annotated[int, typer.Option(help=ranged("Image height in pixels.", "height"))] = 480,
+    azimuth: Annotated[float, typer.Option(
+        help=ranged("Camera angle about +Y, degrees.", "azimuth"))] = 30.0,
+    elevation: Annotated[float, typer.Option(
+        help=ranged("Camera angle above the ground, degrees.", "elevation"))
                          ] = 20.0,
     renderer: Annotated[str, typer.Option(
         help="auto, gl (OpenGL through EGL) or numpy (no graphics libraries).")] = "auto",

@@ -9,6 +9,7 @@ import typer
 
 from ..errors import UsageError
 from . import _options as o
+from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
 
 Opt = typer.Option
@@ -32,10 +33,11 @@ def simulate(
     fps: o.Fps = 30.0,
     material: Annotated[str, Opt(help="soft, cloth or beam.")] = "soft",
     young: o.Young = None,
-    poisson: Annotated[float | None, Opt(help="Poisson ratio.")] = None,
+    poisson: Annotated[float | None, Opt(help=ranged("Poisson ratio.", "poisson"))] = None,
     density: o.Density = None,
     damping: o.Damping = None,
-    thickness: Annotated[float | None, Opt(help="Cloth thickness, metres.")] = None,
+    thickness: Annotated[float | None, Opt(
+        help=ranged("Cloth thickness, metres.", "thickness"))] = None,
     size: o.Size = None,
     up: o.Up = None,
     drop: o.Drop = None,
@@ -53,7 +55,8 @@ def simulate(
         help="Interpolation cells X,Y,Z of soft bodies and beams (default: from the "
              "shape's proportions; more resolve the deformation more finely).")] = None,
     max_vertices: Annotated[int, Opt(
-        help="Denser cloth/tet meshes are simulated on a proxy this size (5x for cells).")
+        help=ranged("Denser cloth/tet meshes are simulated on a proxy this size (5x for "
+                    "cells).", "max_vertices"))
     ] = 3000,
     encoding: o.Encoding = "compact",
     fmt: o.Format = None,

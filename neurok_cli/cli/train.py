@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from ..errors import InputError, UsageError
+from ._checks import ranged
 from ._common import guarded, out, print_json, progress_bar
 
 
@@ -73,7 +74,7 @@ def train(
     steps: Annotated[int | None, typer.Option(help="Optimizer steps in all.")] = None,
     batch: Annotated[int | None, typer.Option(
         help="Objects per step, over all processes (raise it on a GPU).")] = None,
-    lr: Annotated[float | None, typer.Option(help="Peak learning rate.")] = None,
+    lr: Annotated[float | None, typer.Option(help=ranged("Peak learning rate.", "lr"))] = None,
     device: Annotated[str | None, typer.Option(help="auto, cpu or cuda.")] = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="Continue the run in --out from its checkpoint.")] = False,
@@ -81,7 +82,7 @@ def train(
     ckpt_every: Annotated[int | None, typer.Option(help="Steps between checkpoints.")] = None,
     workers: Annotated[int | None, typer.Option(
         help="Batch-sampling processes (default: 0 on CPU, up to 8 on CUDA).")] = None,
-    seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
+    seed: Annotated[int | None, typer.Option(help=ranged("Random seed.", "seed"))] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the final metrics as JSON.")
                         ] = False,
 ) -> None:

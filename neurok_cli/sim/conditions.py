@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import UsageError
+from ..limits import MAX_SECONDS, MAX_SPEED, MAX_VERTICES
 
 CATEGORIES = ("soft", "cloth", "beam")
 
@@ -62,22 +64,58 @@ class Conditions:
     impulses: list[Impulse] = field(default_factory=list)
 
 
-_CMP = re.compile(r"^\s*([xyz])\s*(<=|>=|<|>)\s*(-?[0-9.]+(?:e-?\d+)?)\s*$")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_CMP = re.compile(rf"^\s*([xyz])\s*(<=|>=|<|>)\s*({_NUMBER})\s*$")
+_RANGE = re.compile(r"(\d+)(?:\s*-\s*(\d+))?")
+NAMED_REGIONS = {"top": "y>0.9", "bottom": "y<0.1", "left": "x<0.1", "right": "x>0.9",
+                 "back": "z<0.1", "front": "z>0.9"}
 
 
-def _index_list(expr: str, n: int) -> np.ndarray | None:
-    """'3,5,10-20' -> indices; None if the text is not an index list."""
+def _index_ranges(expr: str, name: str) -> list[tuple[int, int]] | None:
+    """'3,5,10-20' -> inclusive ranges [(3, 3), (5, 5), (10, 20)]; None if the text is not
+    an index list. Nothing is expanded, so a huge range costs no memory."""
     if not re.fullmatch(r"[\d\s,\-]+", expr):
         return None
-    out: list[int] = []
+    ranges = []
     for tok in filter(None, (t.strip() for t in expr.split(","))):
-        a, _, b = tok.partition("-")
-        lo, hi = int(a), int(b or a)
-        out.extend(range(lo, hi + 1))
-    idx = np.asarray(out, np.int64)
-    if len(idx) and (idx.min() < 0 or idx.max() >= n):
-        raise UsageError(f"region '{expr}': vertex index outside 0..{n - 1}")
-    return idx
+        m = _RANGE.fullmatch(tok)
+        if not m:
+            raise UsageError(f"{name} '{expr}': cannot read '{tok}'; vertex indices are whole "
+                             "numbers >= 0 and a range has both ends, e.g. '0,4,8-12'")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            raise UsageError(f"{name} '{expr}': the range '{tok}' runs backwards; write {hi}-{lo}")
+        if hi >= MAX_VERTICES:
+            raise UsageError(f"{name} '{expr}': vertex index {hi} is beyond any mesh this tool "
+                             f"reads (at most {MAX_VERTICES:,} vertices)")
+        ranges.append((lo, hi))
+    if not ranges:
+        raise UsageError(f"{name} '{expr}': names no vertices; give indices such as '0,4,8-12'")
+    return ranges
+
+
+def _comparisons(expr: str, text: str, name: str) -> list[list[tuple[int, str, float]]]:
+    """'x<0.1 & y>0.5 | top' -> alternatives (or) of terms (and): (axis, op, value)."""
+    alternatives = []
+    for alternative in text.split("|"):
+        terms = []
+        for term in alternative.split("&"):
+            term = NAMED_REGIONS.get(term.strip().lower(), term)
+            m = _CMP.match(term)
+            if not m or not np.isfinite(float(m.group(3))):
+                raise UsageError(f"{name} '{expr}': cannot read '{term.strip()}'; use e.g. "
+                                 "'y>0.9', 'x<0.1 & z>0.5', 'top' or vertex indices '0,4,8-12'")
+            terms.append(("xyz".index(m.group(1)), m.group(2), float(m.group(3))))
+        alternatives.append(terms)
+    return alternatives
+
+
+def check_region(expr: str, name: str = "region") -> None:
+    """Raise a UsageError naming ``name`` (the option) unless ``expr`` reads as a region;
+    whether it selects any vertex is known only with the mesh (``select_region``)."""
+    text = NAMED_REGIONS.get(expr.strip().lower(), expr)
+    if _index_ranges(text, name) is None:
+        _comparisons(expr, text, name)
 
 
 def select_region(expr: str, vertices: np.ndarray) -> np.ndarray:
@@ -89,27 +127,23 @@ def select_region(expr: str, vertices: np.ndarray) -> np.ndarray:
     "back" mean the outer 10 % of an axis. An axis along which the mesh is flat (a plane,
     a single triangle) constrains nothing: a flat sheet is its own front and back.
     """
-    named = {"top": "y>0.9", "bottom": "y<0.1", "left": "x<0.1", "right": "x>0.9",
-             "back": "z<0.1", "front": "z>0.9"}
-    text = named.get(expr.strip().lower(), expr)
+    text = NAMED_REGIONS.get(expr.strip().lower(), expr)
     n = len(vertices)
-    idx = _index_list(text, n)
-    if idx is not None:
+    ranges = _index_ranges(text, "region")
+    if ranges is not None:
+        if max(hi for _, hi in ranges) >= n:
+            raise UsageError(f"region '{expr}': vertex index outside 0..{n - 1}")
         mask = np.zeros(n, bool)
-        mask[idx] = True
+        for lo, hi in ranges:
+            mask[lo:hi + 1] = True
         return mask
     lo, extent = vertices.min(axis=0), np.ptp(vertices, axis=0)
     flat = extent <= 1e-9 * max(float(extent.max()), 1e-300)
     rel = (vertices - lo) / np.maximum(extent, 1e-12)
     result = np.zeros(n, bool)
-    for alternative in text.split("|"):
+    for terms in _comparisons(expr, text, "region"):
         mask = np.ones(n, bool)
-        for term in alternative.split("&"):
-            m = _CMP.match(term)
-            if not m:
-                raise UsageError(f"region '{expr}': cannot read '{term.strip()}'; use e.g. "
-                                 "'y>0.9', 'x<0.1 & z>0.5', 'top' or vertex indices '0,4,8-12'")
-            axis, op, value = "xyz".index(m.group(1)), m.group(2), float(m.group(3))
+        for axis, op, value in terms:
             if flat[axis]:
                 continue
             col = rel[:, axis]
@@ -127,6 +161,9 @@ def parse_vector(text: str, name: str) -> tuple[float, float, float]:
         vals = ()
     if len(vals) != 3 or not all(np.isfinite(vals)):
         raise UsageError(f"{name} must be three numbers X,Y,Z, not {text!r}")
+    if float(np.linalg.norm(vals)) > MAX_SPEED:
+        raise UsageError(f"{name} {text!r} is too large: its length may be at most "
+                         f"{MAX_SPEED:g}")
     return vals  # type: ignore[return-value]
 
 
@@ -139,6 +176,10 @@ def parse_impulse(text: str) -> Impulse:
     vec, _, at = rest.partition("@")
     try:
         t = float(at) if at else 0.0
-    except ValueError as e:
-        raise UsageError(f"--push time must be seconds after '@', not {at!r}") from e
+    except ValueError:
+        t = math.nan
+    if not 0.0 <= t <= MAX_SECONDS:
+        raise UsageError(f"--push time must be seconds from 0 to {MAX_SECONDS:g} after '@', "
+                         f"not {at!r}")
+    check_region(region, "--push")
     return Impulse(region=region, velocity=parse_vector(vec, "--push"), time=t)

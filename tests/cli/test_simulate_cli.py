@@ -61,7 +61,7 @@ def test_cloth_with_pins_and_wind_to_frames_and_video(tmp_path):
 
 @pytest.mark.parametrize("args, needle", [
     (["--material", "jelly"], "soft, cloth, beam"),
-    (["--young", "-5"], "material out of range"),
+    (["--young", "-5"], "--young must be a number > 0"),
     (["--gravity", "0,-9.81"], "three numbers"),
     (["--pin", "z >> 3"], "cannot read"),
     (["--push", "top"], "REGION:X,Y,Z"),

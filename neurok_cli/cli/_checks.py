@@ -1,0 +1,135 @@
+"""The one check of every option's value, run before a command does any work.
+
+Numbers are checked by name against ``NUMBERS`` (finite, in range, whole where they count
+things), with ``OVERRIDES`` where a command means something else by the same name; text
+options that hold numbers or regions (vectors, pins, pushes) by ``TEXTS``. Seconds and fps
+together are held to ``limits.MAX_FRAMES``. Every failure is one ``UsageError`` naming the
+option, before any model is loaded or any file is touched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ..limits import (
+    MAX_FPS,
+    MAX_FRAMES,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_SIZE_M,
+    MIN_SIZE_M,
+    Range,
+    check_frames,
+)
+
+INF = math.inf
+WHOLE_MAX = 10**9  # counts with no tighter natural bound
+
+NUMBERS: dict[str, Range] = {
+    "seconds": Range(0.0, MAX_SECONDS, lo_open=True),
+    "fps": Range(0.0, MAX_FPS, lo_open=True),
+    "stiffness": Range(0.0, 1e3, lo_open=True),
+    "young": Range(0.0, 1e12, lo_open=True),
+    "density": Range(0.0, 1e5, lo_open=True),
+    "damping": Range(0.0, 10.0),
+    "poisson": Range(0.0, 0.5, hi_open=True),
+    "thickness": Range(0.0, 1.0, lo_open=True),
+    "strain_limit": Range(0.0, 10.0, inf_ok=True),
+    "size": Range(MIN_SIZE_M, MAX_SIZE_M),
+    "drop": Range(0.0, 100.0),
+    "friction": Range(0.0, 10.0),
+    "gust": Range(0.0, 1.0),
+    "seed": Range(0, MAX_SEED, whole=True),
+    "samples": Range(1, 10_000_000, whole=True),
+    "count": Range(1, 10_000_000, whole=True),
+    "workers": Range(1, 256, whole=True),
+    "interior_pins": Range(0.0, 1.0),
+    "max_vertices": Range(100, 100_000, whole=True),
+    "steps": Range(1, 100_000, whole=True),
+    "points": Range(16, 1_000_000, whole=True),
+    "pairs": Range(1, 1_000_000, whole=True),
+    "objects": Range(1, 1_000_000, whole=True),
+    "rollouts": Range(0, 1_000_000, whole=True),
+    "per_category": Range(1, 1_000_000, whole=True),
+    "prior_pairs": Range(1, 1_000_000, whole=True),
+    "batch": Range(1, 65_536, whole=True),
+    "lr": Range(0.0, 1.0, lo_open=True),
+    "val_every": Range(1, WHOLE_MAX, whole=True),
+    "ckpt_every": Range(1, WHOLE_MAX, whole=True),
+    "width": Range(16, 8192, whole=True),
+    "height": Range(16, 8192, whole=True),
+    "azimuth": Range(-360.0, 360.0),
+    "elevation": Range(-90.0, 90.0),
+    "at": Range(0.0, MAX_SECONDS),
+}
+
+# (command function, option) -> its own range where the shared name means something else
+OVERRIDES: dict[tuple[str, str], Range] = {
+    ("animate", "samples"): Range(1, 64, whole=True),
+    ("preview", "fps"): Range(0.0, 240.0, lo_open=True),
+    ("train", "steps"): Range(1, WHOLE_MAX, whole=True),
+    ("train", "workers"): Range(0, 256, whole=True),
+}
+
+
+def _vector(flag: str, value: str) -> None:
+    from ..sim.conditions import parse_vector
+
+    parse_vector(value, flag)
+
+
+def _pins(flag: str, value: list[str]) -> None:
+    from ..sim.conditions import check_region
+
+    for expr in value:
+        check_region(expr, flag)
+
+
+def _pushes(flag: str, value: list[str]) -> None:
+    from ..sim.conditions import parse_impulse
+
+    for text in value:
+        parse_impulse(text)
+
+
+TEXTS: dict[str, Callable[[str, Any], None]] = {
+    "gravity": _vector, "velocity": _vector, "spin": _vector, "wind": _vector,
+    "pin": _pins, "push": _pushes,
+}
+
+
+def flag(name: str) -> str:
+    """The command-line spelling of a parameter: seconds -> --seconds."""
+    return "--" + name.replace("_", "-")
+
+
+def rule(command: str, name: str) -> Range | None:
+    """The range of option ``name`` of ``command`` (its function's name), if it has one."""
+    return OVERRIDES.get((command, name), NUMBERS.get(name))
+
+
+def ranged(help_text: str, name: str, command: str = "") -> str:
+    """``help_text`` with the option's range, e.g. 'Random seed (a whole number from 0 to
+    4,294,967,295).'"""
+    r = rule(command, name)
+    return f"{help_text.rstrip('.')} ({r.text()})." if r else help_text
+
+
+FRAMES_NOTE = f"seconds x fps: at most {MAX_FRAMES:,} frames"
+
+
+def check_options(command: str, values: dict[str, Any]) -> None:
+    """Check every option ``command`` was given (its parameters by name)."""
+    for name, value in values.items():
+        if value is None:
+            continue
+        r = rule(command, name)
+        if r is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+            r.check(flag(name), value)
+        elif name in TEXTS and isinstance(value, (str, list, tuple)):
+            TEXTS[name](flag(name), value)
+    seconds, fps = values.get("seconds"), values.get("fps")
+    if isinstance(seconds, float) and isinstance(fps, float):
+        check_frames(seconds, fps)
