@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from .errors import UsageError
 from .io.export import ExportOptions, export_motion
 from .io.mesh import canonical_frame, load_mesh, size_warning
@@ -18,6 +20,10 @@ from .sim.engine import ENGINE_WARNINGS, run
 from .sim.proxy import make_proxy
 from .sim.scene import CELL_DOFS, closed_volume
 from .sim.setup import prepare
+from .sim.surface import engine_surface
+
+AUTO = "auto"
+FLAT = 0.02  # "auto" takes a mesh as cloth when its thinnest extent is under 2% of its largest
 
 
 @dataclass
@@ -28,7 +34,7 @@ class SimulateConfig:
     output: Path
     seconds: float = 2.0
     fps: float = 30.0
-    material: str = "soft"  # "soft", "cloth" or "beam"
+    material: str = "auto"  # "soft", "cloth", "beam", or "auto": cloth when flat, else soft
     young: float | None = None  # overrides of the category's preset material
     poisson: float | None = None
     density: float | None = None
@@ -62,12 +68,30 @@ class SimulateReport:
     rejected: str | None
     export: dict
     warnings: list[str]
+    material: str = "soft"  # the category simulated ("auto" resolved)
+
+
+def _check_material_name(cfg: SimulateConfig) -> None:
+    if cfg.material not in (AUTO, *CATEGORIES):
+        raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
+                         f"{', '.join((AUTO, *CATEGORIES))}")
+
+
+def _category(cfg: SimulateConfig, surface: np.ndarray) -> str:
+    """The category asked for, or for "auto" cloth when the (N, 3) surface is flat (as
+    ``animate`` decides), else soft. Soft bodies and beams fill their bounding box with cells,
+    which a box without thickness cannot hold."""
+    ext = np.sort(np.ptp(surface, axis=0))  # smallest first
+    if cfg.material == AUTO:
+        return "cloth" if ext[0] < FLAT * ext[2] else "soft"
+    if cfg.material != "cloth" and ext[0] <= 1e-9 * ext[2]:
+        raise UsageError(f"{cfg.input}: the mesh is flat (no thickness along an axis), so it "
+                         f"cannot be simulated as {cfg.material}; use --material cloth or auto")
+    return cfg.material
 
 
 def _material(cfg: SimulateConfig) -> SimMaterial:
-    if cfg.material not in CATEGORIES:
-        raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
-                         f"{', '.join(CATEGORIES)}")
+    _check_material_name(cfg)
     overrides = {k: getattr(cfg, k) for k in ("young", "poisson", "density", "damping",
                                                "thickness") if getattr(cfg, k) is not None}
     mat = replace(PRESET_MATERIALS[cfg.material], **overrides)
@@ -98,24 +122,28 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     from .io.export import output_format
 
     output_format(cfg.output, cfg.export.fmt)  # a bad output path fails before the work
-    mat = _material(cfg)
-    cells = _cells(cfg)
+    _check_material_name(cfg)
     asset = load_mesh(cfg.input, up=cfg.up)
     frame = canonical_frame(asset, size=cfg.size)
     welded = asset.welded()
-    surface = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
+    whole = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
+    used = engine_surface(whole, welded.faces)  # without the vertices no face uses
+    surface, faces = used.vertices, used.faces
+    cfg = replace(cfg, material=_category(cfg, surface))
+    mat = _material(cfg)
+    cells = _cells(cfg)
     drop = cfg.drop if cfg.drop is not None else {"soft": 0.3, "cloth": 0.5, "beam": 0.6}[
         cfg.material]
     cond = replace(cfg.conditions, height=drop * frame.size_m)
-    closed = closed_volume(surface, welded.faces) > 0 and cfg.material != "cloth"
+    closed = closed_volume(surface, faces) > 0 and cfg.material != "cloth"
     proxy = None
-    sim_v, sim_f = surface, welded.faces
+    sim_v, sim_f = surface, faces
     # a vertex costs three dofs in cloth and tet flexes, but only collision work when it is
     # embedded in cells (soft trilinear/quadratic, beams): those take 5x more before a proxy
     per_vertex_dofs = cfg.material == "cloth" or cfg.dof == "tet"
     limit = cfg.max_vertices if per_vertex_dofs else 5 * cfg.max_vertices
     if len(surface) > limit:
-        proxy = make_proxy(surface, welded.faces, limit)
+        proxy = make_proxy(surface, faces, limit)
         sim_v, sim_f = proxy.vertices, proxy.faces
         closed = closed and closed_volume(sim_v, sim_f) > 0
     spec = prepare(sim_v, sim_f, cfg.material, mat, cond, dof=cfg.dof, cells=cells)
@@ -124,6 +152,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     frames = result.frames - lift
     if proxy is not None:
         frames = proxy.carry(frames, surface)
+    frames = used.expand(frames, whole)
     warnings = [*asset.warnings, *filter(None, [size_warning(asset, cfg.size)])]
     if result.rejected:
         warnings.append(f"the simulation became unstable ({result.rejected}) at "
@@ -142,14 +171,14 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         size_m=frame.size_m, sim_wall_s=result.stats["wall_s"],
         sim_s_per_s=result.stats["wall_s"] / sim_s, rejected=result.rejected,
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
-        warnings=warnings + out.warnings)
+        warnings=warnings + out.warnings, material=cfg.material)
 
 
 def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
     """Human-readable rows of a report."""
     size = f"{rep.export['format']}, {rep.export['bytes'] / 1e6:.2f} MB"
     return [("output", f"{rep.output} ({size})"),
-            ("frames", f"{rep.frames} at {rep.fps:g} fps"),
+            ("frames", f"{rep.frames} at {rep.fps:g} fps"), ("material", rep.material),
             ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded, "
                          f"{rep.simulated_vertices:,} simulated)"),
             ("size, mass", f"{rep.size_m:.3g} m, {rep.mass_kg:.3g} kg"),

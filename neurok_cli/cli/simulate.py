@@ -31,7 +31,8 @@ def simulate(
     output: o.Output,
     seconds: o.Seconds = 2.0,
     fps: o.Fps = 30.0,
-    material: Annotated[str, Opt(help="soft, cloth or beam.")] = "soft",
+    material: Annotated[str, Opt(help="auto, soft, cloth or beam (auto: cloth for a flat "
+                                 "mesh, else soft).")] = "auto",
     young: o.Young = None,
     poisson: Annotated[float | None, Opt(help=ranged("Poisson ratio.", "poisson"))] = None,
     density: o.Density = None,
