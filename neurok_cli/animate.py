@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError, NeurokError, UsageError
-from .io.export import ExportOptions, export_motion, output_format
+from .io.export import ExportOptions, check_output, export_motion
 from .io.mesh import canonical_frame, load_mesh, size_warning
 from .motion import LatentStart, MotionConfig, auto_category, latent_motion
 from .sim.conditions import CATEGORIES, PRESET_MATERIALS, Conditions, Impulse, SimMaterial
@@ -183,7 +183,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     from .model.bundle import prior_spread, strain_limit
 
     t0 = time.perf_counter()
-    output_format(cfg.output, cfg.export.fmt)  # a bad output path fails before the work
+    check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
     if cfg.material not in ("auto", *CATEGORIES):
         raise UsageError(f"unknown --material {cfg.material!r}; choose auto, "
                          f"{', '.join(CATEGORIES)}")

@@ -119,9 +119,9 @@ def _cells(cfg: SimulateConfig) -> tuple[int, int, int] | None:
 def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = None
              ) -> SimulateReport:
     """Run the engine on ``cfg.input`` and write the motion to ``cfg.output``."""
-    from .io.export import output_format
+    from .io.export import check_output
 
-    output_format(cfg.output, cfg.export.fmt)  # a bad output path fails before the work
+    check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
     _check_material_name(cfg)
     asset = load_mesh(cfg.input, up=cfg.up)
     frame = canonical_frame(asset, size=cfg.size)

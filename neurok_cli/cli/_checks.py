@@ -3,14 +3,15 @@
 Numbers are checked by name against ``NUMBERS`` (finite, in range, whole where they count
 things), with ``OVERRIDES`` where a command means something else by the same name; text
 options that hold numbers or regions (vectors, pins, pushes) by ``TEXTS``. Seconds and fps
-together are held to ``limits.MAX_FRAMES``. Every failure is one ``UsageError`` naming the
-option, before any model is loaded or any file is touched.
+together are held to ``limits.MAX_FRAMES``, and outputs' places by ``OUTPUTS``. Every
+failure is one line naming the option, before any model is loaded or any file is written.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..limits import (
@@ -100,6 +101,39 @@ TEXTS: dict[str, Callable[[str, Any], None]] = {
 }
 
 
+def _motion_output(flag: str, value: Path, values: dict[str, Any]) -> None:
+    from ..io.export import check_output
+
+    check_output(value, values.get("fmt"))
+
+
+def _file_output(flag: str, value: Path, values: dict[str, Any]) -> None:
+    from ..io.atomic import check_file_output
+
+    check_file_output(value)
+
+
+def _folder_output(flag: str, value: Path, values: dict[str, Any]) -> None:
+    from ..io.atomic import parent_folder
+
+    if not value.is_dir():
+        parent_folder(value)
+
+
+# (command function, option) -> a check of the place an output goes, before any work
+OUTPUTS: dict[tuple[str, str], Callable[[str, Path, dict[str, Any]], None]] = {
+    ("animate", "output"): _motion_output,
+    ("simulate", "output"): _motion_output,
+    ("fit", "output"): _file_output,
+    ("fit", "then_animate"): _motion_output,
+    ("preview", "output"): _file_output,
+    ("evaluate", "json_path"): _file_output,
+    ("evaluate", "plot"): _file_output,
+    ("generate_cmd", "out_dir"): _folder_output,
+    ("import_cmd", "out_dir"): _folder_output,
+}
+
+
 def flag(name: str) -> str:
     """The command-line spelling of a parameter: seconds -> --seconds."""
     return "--" + name.replace("_", "-")
@@ -133,3 +167,6 @@ def check_options(command: str, values: dict[str, Any]) -> None:
     seconds, fps = values.get("seconds"), values.get("fps")
     if isinstance(seconds, float) and isinstance(fps, float):
         check_frames(seconds, fps)
+    for (cmd, name), check in OUTPUTS.items():
+        if cmd == command and isinstance(values.get(name), Path):
+            check(flag(name), values[name], values)

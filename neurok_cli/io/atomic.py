@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -14,13 +15,53 @@ from pathlib import Path
 
 from ..errors import OutputError
 
+# what an interrupted atomic write leaves: ".NAME.XXXXXXXX.part[.SUFFIX]" (a file or a
+# folder) or ".NAME.XXXXXXXX.old" (a folder being replaced); never data
+PARTIAL = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.(part(\.[A-Za-z0-9]+)?|old)$")
 
-def _check_parent(path: Path) -> None:
+
+def is_partial(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is the temporary file or folder of an unfinished atomic write."""
+    return bool(PARTIAL.match(Path(path).name))
+
+
+def remove_partials(folder: str | os.PathLike[str]) -> list[Path]:
+    """Remove what interrupted atomic writes left in ``folder``; returns what was removed."""
+    folder = Path(folder)
+    gone = [p for p in folder.iterdir() if is_partial(p)] if folder.is_dir() else []
+    for p in gone:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+    return gone
+
+
+def parent_folder(path: str | os.PathLike[str]) -> Path:
+    """The folder ``path`` goes into, checked to exist and to take new files."""
+    path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise OutputError(f"{path}: {parent} is a file, not a folder")
     if not parent.is_dir():
         raise OutputError(f"{path}: folder {parent} does not exist; create it first")
+    try:  # the only sure test of writability (permissions, read-only mounts, /proc)
+        fd, probe = tempfile.mkstemp(prefix=".neurok-probe.", dir=parent)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write in folder {parent} ({e.strerror or e})"
+                          ) from None
+    os.close(fd)
+    os.unlink(probe)
+    return parent
+
+
+def check_file_output(path: str | os.PathLike[str]) -> Path:
+    """Check that a file can be written at ``path`` (not a folder, in a writable one)."""
+    path = Path(path)
     if path.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name")
+    parent_folder(path)
+    return path
 
 
 def _umask() -> int:
@@ -36,6 +77,13 @@ def _file_mode(path: Path) -> int:
     return 0o666 & ~_umask()
 
 
+def _replace(src: Path, dst: Path) -> None:
+    try:
+        os.replace(src, dst)
+    except OSError as e:
+        raise OutputError(f"{dst}: cannot write it ({e.strerror or e})") from None
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success rename it to ``path``.
@@ -44,16 +92,18 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     extension (ffmpeg, Pillow) still do. On any exception it is removed and ``path`` is left
     as it was.
     """
-    path = Path(path)
-    _check_parent(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".part{path.suffix}",
-                               dir=path.parent)
+    path = check_file_output(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".part{path.suffix}",
+                                   dir=path.parent)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write it ({e.strerror or e})") from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
         os.chmod(tmp_path, _file_mode(path))  # mkstemp makes 0600; give the usual mode
-        os.replace(tmp_path, path)
+        _replace(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
@@ -66,22 +116,24 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     An existing ``path`` folder is replaced only after the new one is complete.
     """
     path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise OutputError(f"{path}: folder {parent} does not exist; create it first")
+    parent = parent_folder(path)
     if path.exists() and not path.is_dir():
         raise OutputError(f"{path}: exists and is not a folder")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=parent))
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write in folder {parent} ({e.strerror or e})"
+                          ) from None
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
         if path.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=parent))
-            os.replace(path, old / "x")
-            os.replace(tmp, path)
+            _replace(path, old / "x")
+            _replace(tmp, path)
             shutil.rmtree(old, ignore_errors=True)
         else:
-            os.replace(tmp, path)
+            _replace(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

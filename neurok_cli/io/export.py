@@ -67,6 +67,22 @@ def output_format(path: Path, fmt: str | None = None) -> str:
                      ".mp4, .gif, a folder name, or --format")
 
 
+def check_output(path: str | Path, fmt: str | None = None) -> str:
+    """The output format for ``path`` (see output_format), once its place is checked: a file
+    in a writable folder, or a frame folder that writing may replace (check_frame_folder).
+    Call it before the work, so that a bad output fails in one line at once."""
+    from .atomic import check_file_output
+    from .frames import check_frame_folder
+
+    path = Path(path)
+    fmt = output_format(path, fmt)
+    if fmt in ("obj", "ply"):
+        check_frame_folder(path)
+    else:
+        check_file_output(path)
+    return fmt
+
+
 def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *, fps: float,
                   options: ExportOptions | None = None,
                   progress: Callable[[int, int], None] | None = None) -> ExportResult:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, OutputError, UsageError
 from .asset import Asset, Material
-from .atomic import atomic_dir
+from .atomic import atomic_dir, parent_folder
 from .colors import linear_to_srgb
 
 FRAME_FORMATS = ("obj", "ply")
@@ -81,17 +81,55 @@ def _ply_bytes(positions: np.ndarray, faces: np.ndarray) -> bytes:
     return head + positions.astype("<f4").tobytes() + rec.tobytes()
 
 
+# the files a frame folder of ours holds besides frames.json: frames, the .mtl, textures
+_OWN_FILE = re.compile(r"^.+(_\d{4,}\.(obj|ply)|\.mtl|_m\d+_.*\.(png|jpg))$")
+
+
+def _foreign(folder: Path) -> list[str]:
+    """Entries of ``folder`` that a frame folder written by write_frames would not hold."""
+    return sorted(e.name for e in folder.iterdir()
+                  if e.is_symlink() or not e.is_file()
+                  or not (e.name == INFO or _OWN_FILE.match(e.name)))
+
+
+def check_frame_folder(folder: str | Path) -> Path:
+    """Refuse a frame folder whose writing would delete what the user did not name: frames
+    go only into a new or empty folder, or one that write_frames made (its ``frames.json``
+    and nothing but frame files), in a writable folder."""
+    folder = Path(folder)
+    here = Path.cwd().resolve()
+    if folder == Path(".") or folder.resolve() in (here, *here.parents):
+        raise OutputError(f"-o '{folder}': is empty or names the current folder (or one above "
+                          "it); name a new folder for the frames")
+    parent_folder(folder)
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise OutputError(f"{folder}: exists and is not a folder; name a new folder for the "
+                          "frames")
+    if not folder.exists() or not any(folder.iterdir()):
+        return folder
+    if not (folder / INFO).is_file():
+        raise OutputError(f"{folder}: is a folder that neurok did not write (no {INFO}) and "
+                          "not empty; frames go to a new or empty folder")
+    foreign = _foreign(folder)
+    if foreign:
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        raise OutputError(f"{folder}: holds files neurok did not write ({', '.join(foreign[:3])}"
+                          f"{more}); move them or name a new folder for the frames")
+    return folder
+
+
 def write_frames(asset: Asset, frames: np.ndarray, folder: str | Path, *, fmt: str = "obj",
                  fps: float | None = None,
                  progress: Callable[[int], None] | None = None) -> list[Path]:
     """Write ``frames`` (T, N, 3) of the asset's file vertices as one mesh file per frame,
     and ``frames.json`` with ``fps`` (when given) and the asset's up axis.
 
-    The folder is created (or replaced) atomically. Returns the written frame files.
+    The folder is created (or replaced) atomically; it must be new, empty or one written
+    here before (``check_frame_folder``). Returns the written frame files.
     """
     if fmt not in FRAME_FORMATS:
         raise UsageError(f"unknown frame format {fmt!r}; choose one of {', '.join(FRAME_FORMATS)}")
-    folder = Path(folder)
+    folder = check_frame_folder(folder)
     stem = asset.path.stem
     faces = asset.faces
     names = []
