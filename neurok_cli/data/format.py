@@ -133,13 +133,20 @@ def read_header(folder: str | Path) -> Header:
     return Header(**{k: v for k, v in data.items() if k in known})
 
 
+def is_sequence_file(path: Path) -> bool:
+    """A visible ``.npz``: hidden files, such as what an interrupted write leaves
+    (``.NAME.XXXXXXXX.part.npz``), are never sequences."""
+    return path.suffix == ".npz" and not path.name.startswith(".") and path.is_file()
+
+
 def sequence_files(folder: str | Path, split: str | None = None) -> list[Path]:
-    """Sequence files of one split (or all), sorted by name."""
+    """Sequence files of one split (or all), sorted by name (see is_sequence_file)."""
     folder = Path(folder)
     splits = SPLITS if split is None else (split,)
     if split is not None and split not in SPLITS:
         raise InputError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
-    return sorted(p for s in splits if (folder / s).is_dir() for p in (folder / s).glob("*.npz"))
+    return sorted(p for s in splits if (folder / s).is_dir() for p in (folder / s).iterdir()
+                  if is_sequence_file(p))
 
 
 def split_dir(folder: str | Path, split: str) -> Path:

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import InputError, OutputError, UsageError
 from ..io.asset import Welded
+from ..io.atomic import remove_partials
 from ..io.mesh import Z_UP_TO_Y_UP
 from .format import (
     HEADER,
@@ -357,6 +358,7 @@ def import_path(src: str | Path, out: str | Path, *, split: str = "train",
                "size": size}
     header, new = _open_header(out, options)
     folder = split_dir(out, split)
+    remove_partials(folder)  # what a run killed inside a write left
     report = ImportReport(out=out, split=split, category=category)
     try:
         for done, ((kind, path), stem) in enumerate(zip(sources, _stems(sources, src)), 1):

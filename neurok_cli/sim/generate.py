@@ -24,10 +24,12 @@ from ..data.format import (
     Sequence,
     read_header,
     save_sequence,
+    sequence_files,
     split_dir,
     write_header,
 )
 from ..errors import NeurokError, UsageError
+from ..io.atomic import atomic_path, remove_partials
 from .conditions import CATEGORIES, Conditions, Impulse, SimMaterial
 from .engine import SimResult, run
 from .sampling import sample_conditions, sample_dof, sample_material
@@ -177,8 +179,8 @@ def replay(seq: Sequence, seconds: float, *, material: SimMaterial | None = None
 def _record_rejection(out: Path, job: Job, reason: str, detail: str = "") -> None:
     folder = out / "rejected"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{job.name}.json").write_text(json.dumps({"job": asdict(job), "reason": reason,
-                                                         "detail": detail}))
+    with atomic_path(folder / f"{job.name}.json") as tmp:
+        tmp.write_text(json.dumps({"job": asdict(job), "reason": reason, "detail": detail}))
 
 
 def _done(out: Path, job: Job) -> bool:
@@ -227,12 +229,13 @@ def summarize(cfg: GenerateConfig, jobs: list[Job]) -> Header:
     counts: dict[str, Counter] = {s: Counter() for s in SPLITS}
     by_name = {j.name: j for j in jobs}
     for s in SPLITS:
-        for f in (cfg.out / s).glob("*.npz") if (cfg.out / s).is_dir() else []:
+        for f in sequence_files(cfg.out, s):
             job = by_name.get(f.stem)
             counts[s][job.category if job else "other"] += 1
     rejected: Counter = Counter()
     for f in (cfg.out / "rejected").glob("*.json") if (cfg.out / "rejected").is_dir() else []:
-        rejected[json.loads(f.read_text())["reason"]] += 1
+        if not f.name.startswith("."):
+            rejected[json.loads(f.read_text())["reason"]] += 1
     import mujoco
 
     return Header(
@@ -255,6 +258,8 @@ def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] 
         raise UsageError(f"--interior-pins must be in [0, 1], got {cfg.interior_pins:g}")
     _check_resume(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)
+    for folder in (cfg.out, *(cfg.out / s for s in SPLITS), cfg.out / "rejected"):
+        remove_partials(folder)  # what a run killed inside a write left
     jobs = plan(cfg)
     todo = [j for j in jobs if j.index % n == i and not _done(cfg.out, j)]
     tally: Counter = Counter()
