@@ -44,8 +44,8 @@ def resolve_ref(asset: Path, ref: str, *, what: str, uri: bool) -> Path:
     """
     shown = _show(ref)
     if uri and _SCHEME.match(ref):
-        raise InputError(f"{asset}: {what} refers to {shown}, a URI that is not a file "
-                         "beside the asset; only relative paths and data: URIs are read")
+        raise InputError(f"{asset}: {what} refers to {shown}, a URI outside the asset's "
+                         "folder; only relative paths inside it and data: URIs are read")
     text = urllib.parse.unquote(ref) if uri else ref
     text = text.replace("\\", "/")
     if not text.strip() or "\0" in text:
