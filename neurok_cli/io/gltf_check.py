@@ -53,7 +53,8 @@ class _Checker:
         """``value`` must index the top-level array ``key``."""
         n = len(self.js.get(key, []))
         if not _is_int(value) or not 0 <= value < n:
-            self.fail(where, f"refers to {key[:-1]} {value!r}, but the file has {n} {key}")
+            one = "mesh" if key == "meshes" else key[:-1]
+            self.fail(where, f"refers to {one} {value!r}, but the file has {n} {key}")
         return value  # type: ignore[return-value]
 
     def count(self, where: str, value: object, *, low: int = 0) -> int:
