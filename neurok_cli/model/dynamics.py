@@ -55,6 +55,7 @@ ENERGY_GAIN = 5.0  # a run whose energy balance grows by this x its energy scale
 STABILITY = 1.5  # RK4 step x fastest contact/pin/damping rate (stable below ~2.8)
 SLEEP_ENERGY = 1e-8  # a body at rest: kinetic energy below this x m g (half size) ...
 SLEEP_TIME = 0.5  # ... at every frame for this long (s); see _rollout
+MAX_STEPS = 100_000  # integration steps of one rollout: more is an error, never a hang
 
 
 @dataclass
@@ -754,9 +755,20 @@ def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Even
                    energy={k: v.clone() for k, v in out.energy.items()}, steps=out.steps)
 
 
+def _step_budget(steps: float, step: float) -> None:
+    """Refuse a rollout of more than MAX_STEPS steps (an object far too small or stiff for
+    its step), which would otherwise run for hours or never end."""
+    if steps > MAX_STEPS:
+        raise UsageError(f"the motion needs about {steps:,.0f} integration steps of {step:.2g} s, "
+                         f"more than the {MAX_STEPS:,} one run may take: the object is too "
+                         "small or too stiff for its size; give its real size (--size), a "
+                         "smaller --stiffness or --young, or fewer --seconds")
+
+
 def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Event],
              method: str, step: float | None) -> Rollout:
     step = step or dyn.step_size()
+    _step_budget((float(times[-1]) - float(times[0])) / step, step)
     pending = sorted(events, key=lambda e: e.time)
     y, t_now = y0, float(times[0])
     T, S = len(times), y0.shape[0]
@@ -786,6 +798,8 @@ def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Eve
                 y = integrate(dyn, y, t_now, end, method=method, step=(end - t_now) / n)
                 steps += n
                 t_now = end
+                if steps > MAX_STEPS:
+                    _step_budget(steps + (float(times[-1]) - t_now) / h, h)
                 if not torch.isfinite(y).all():
                     raise FloatingPointError(
                         f"the latent motion became non-finite at {t_now:.3f} s")
