@@ -37,7 +37,9 @@ from .model.dynamics import (
     rollout,
 )
 from .model.reduced import Fit, fit_quadratic, linear_modes
+from .model.skinning import point_neighbours, skin, smooth_weights
 from .model.strain import driving_graph, limit_strain, mesh_edges
+from .model.volume import VolumeTerm
 from .sim.conditions import Conditions, SimMaterial, select_region
 from .sim.engine import AIR_DENSITY, DRAG
 from .sim.scene import total_mass
@@ -466,7 +468,9 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                 centreline=beam_centreline(rest_body, mass, cfg.stiffness * cfg.material.young,
                                            volume, edges, k_edge)
                 if cfg.category == "beam" else None,
-                pin_offset=f64(joint.offset) if joint else None)
+                pin_offset=f64(joint.offset) if joint else None,
+                volume=_volume_term(owner, faces, rest_body, cfg) if cfg.category != "cloth"
+                and not len(_rim(faces)) else None)
     g = max(float(np.linalg.norm(cond.gravity)), 9.81)
     rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
     env = Environment(gravity=tuple(cond.gravity), ground=cond.ground, friction=cond.friction,
@@ -535,6 +539,16 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     return Motion(frames=frames, energy=energy, stats=stats)
 
 
+def _volume_term(owner: np.ndarray, faces: np.ndarray, rest: np.ndarray, cfg: MotionConfig
+                 ) -> VolumeTerm | None:
+    """The bulk resistance of a closed solid over its dynamics points (see model/volume.py),
+    K = E / (3 (1 - 2ν)) of the material scaled as its springs are."""
+    mat = cfg.material
+    bulk = cfg.stiffness * mat.young / (3.0 * (1.0 - 2.0 * mat.poisson))
+    return VolumeTerm.build(torch.as_tensor(owner), torch.as_tensor(faces),
+                            torch.as_tensor(rest, dtype=torch.float64), bulk)
+
+
 def _modes_fit(rest, mass, edges, k_edge, k_q, pinned, clamped, vc, dyn_idx, query_idx):
     """The linear-modes baseline in place of the decoder fit: modes of the spring network
     at the dynamics points, carried to the other driving points by their nearest ones."""
@@ -565,17 +579,18 @@ def _decode_frames(roll: Rollout, displacement_all, shape, dyn_in_query, vc, que
     approx = shape.positions(roll.q.reshape(T * S, k)) - shape.rest
     exact = disp[:, dyn_in_query]
     residual = float((approx - exact).pow(2).mean().sqrt()) / size  # fraction of the size
-    idx, w = knn_weights(vc, vc[query_idx], k=4)
+    rest_v = torch.as_tensor(v - com)
+    rest_q = rest_v[torch.as_tensor(query_idx)]
+    idx, w = smooth_weights(rest_v, rest_q)
     sweeps = 0
     if strain_limit is not None and len(faces):  # on the driving points' own graph, so the
         # cost does not grow with the mesh; the vertices follow the corrected points
         graph = driving_graph(mesh_edges(faces), idx[:, 0].numpy())
-        rest_q = torch.as_tensor(v[query_idx] - com)
         x, sweeps = limit_strain(rest_q + disp.to(torch.float64), rest_q, graph, strain_limit,
                                  fixed=torch.as_tensor(pinned_v[query_idx]))
         disp = x - rest_q
-    dv = drive(disp.to(torch.float64), idx, w.to(torch.float64))  # (T*S, N, 3)
-    body = torch.as_tensor(v - com)[None] + dv
+    body = skin(rest_v, rest_q, rest_q + disp.to(torch.float64), idx, w,
+                point_neighbours(rest_q))  # (T*S, N, 3)
     R = roll.rotation.reshape(T * S, 3, 3)
     x = torch.as_tensor(com) + roll.translation.reshape(T * S, 1, 3) + body @ R.transpose(1, 2)
     x = x.numpy().reshape(T, S, len(v), 3).transpose(1, 0, 2, 3)

@@ -41,6 +41,7 @@ from torchdiffeq import odeint
 
 from ..errors import UsageError
 from .reduced import ReducedShape
+from .volume import VolumeTerm
 
 METHODS = ("rk4", "dopri5")
 GUST_HZ = 0.7  # frequency of the wind's gust modulation (as the engine's)
@@ -80,6 +81,7 @@ class Body:
     # a hinge or a ball joint: the sheet swings about them as it would by bending at their
     # edge, a crease the decoder cannot draw. None: every pin at its point.
     pin_offset: Tensor | None = None
+    volume: VolumeTerm | None = None  # a solid's bulk resistance (see model/volume.py)
 
 
 @dataclass
@@ -311,6 +313,8 @@ class LatentDynamics(nn.Module):
         GA = self.springs.diff(A.reshape(1, Q, 3 * self.k)).view(1, -1, 3, self.k)
         self.K0 = self.springs.stiffness_matrix(self.springs.vectors(body.shape.rest[None]),
                                                 GA)[0]  # (k, k)
+        if body.volume is not None:
+            self.K0 = self.K0 + body.volume.stiffness(body.shape.rest[None], A[None])[0]
         self.M0 = torch.einsum("pik,p,pil->kl", A, body.mass, A)  # (k, k)
         # latent inertia: every reduced coordinate weighs at least LATENT_INERTIA of the
         # heaviest, so directions that barely move the surface cannot be flung by point loads
@@ -398,7 +402,12 @@ class LatentDynamics(nn.Module):
         stretch = length - sp.rest_length
         fe = (sp.stiffness * stretch / length)[..., None] * d  # dE/dd
         e = 0.5 * (sp.stiffness * stretch**2).sum(-1) if energy else None
-        return -sp.adjoint(fe), e
+        f = -sp.adjoint(fe)
+        vol = self.body.volume
+        if vol is not None:
+            f = f + vol.forces(p)
+            e = e + vol.energy(p) if energy else None
+        return f, e
 
     def wind_at(self, t: float | Tensor) -> Tensor:
         gust = 1.0 + self.env.gust * math.sin(2 * math.pi * GUST_HZ * float(t))
@@ -625,6 +634,8 @@ class LatentDynamics(nn.Module):
         S, Qn, _, k = J.shape
         GJ = self.springs.diff(J.reshape(S, Qn, 3 * k)).view(S, -1, 3, k)
         K = self.springs.stiffness_matrix(self.springs.vectors(fr["p"]), GJ)
+        if self.body.volume is not None:
+            K = K + self.body.volume.stiffness(fr["p"], J)
         M_all = self._mass_matrix(fr["W"])
         M = M_all[:, 6:, 6:]
         L = torch.linalg.cholesky(M)

@@ -1,0 +1,136 @@
+"""Does `neurok animate` look as physical as the engine it learned from? Both commands on the
+shared assets under the same conditions, measured side by side (DESIGN.md §9).
+
+    python benchmarks/plausibility.py [--assets penguin spot capsule] [--presets drop]
+        [--seconds 4] [--size 0.3] [--json out.json] [--sheet out.png] [--weights NAME]
+
+For each asset x preset: `animate` as a user runs it (defaults: the asset's own size and
+material), then `simulate` with the same material category, size, conditions and start
+height. Measures (neurok_cli/evaluate/plausibility.py): crumple, volume min and end (closed
+solids), mean edge strain, tilt, height above the clip's lowest point, travel, and for sheets
+the mean bend. Prints a table, writes JSON, and a PNG contact sheet: one row per run, the
+latent motion's frames at 0, 1/3, 2/3 and the end beside the engine's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from neurok_cli.animate import AnimateConfig, Overrides, animate, preset_conditions
+from neurok_cli.evaluate.plausibility import plausibility
+from neurok_cli.io.gltf_anim import first_of_ours
+from neurok_cli.io.gltf_doc import load_document
+from neurok_cli.io.gltf_read import read_animated
+from neurok_cli.io.render import Camera, RenderPart, render_frames
+from neurok_cli.io.video import write_image
+from neurok_cli.simulate import SimulateConfig, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "assets"
+ASSETS = {"penguin": "penguin.obj", "spot": "spot/spot_triangulated.obj",
+          "capsule": "capsule/capsule.obj", "chair": "chair_model.obj",
+          "teapot": "teapot.stl", "truck": "CesiumMilkTruck.glb",
+          "mountain": "mountain.obj", "simplemorph": "SimpleMorph.gltf"}
+MEASURES = ("crumple", "volume_min", "volume_end", "strain", "bend", "tilt_deg",
+            "height_end", "travel_end")
+
+
+def _frames(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(T, N, 3) frames of the first animation neurok wrote in ``path``, and its faces."""
+    doc = load_document(path)
+    scene = read_animated(path, fps=None, animations=[first_of_ours(doc)])
+    faces = np.concatenate([p.faces + o for p, o in zip(scene.parts, np.cumsum(
+        [0] + [len(p.vertices) for p in scene.parts]))])
+    return scene.frames, faces
+
+
+def run_pair(name: str, preset: str, seconds: float, size: float | None, weights: str,
+             tmp: Path) -> tuple[dict, dict]:
+    """One asset under one preset, through both commands: a row and the frames of each."""
+    src = SHARED / ASSETS[name]
+    t0 = time.perf_counter()
+    a_out = tmp / f"{name}-{preset}-animate.glb"
+    rep = animate(AnimateConfig(input=src, output=a_out, seconds=seconds, preset=preset,
+                                size=size, weights=weights))
+    t1 = time.perf_counter()
+    cond, height = preset_conditions(preset, rep.category, rep.size_m, Overrides())
+    s_out = tmp / f"{name}-{preset}-simulate.glb"
+    simulate(SimulateConfig(input=src, output=s_out, seconds=seconds, material=rep.category,
+                            size=rep.size_m if size is None else size, drop=height,
+                            conditions=cond))
+    t2 = time.perf_counter()
+    row = {"asset": name, "preset": preset, "category": rep.category, "size_m": rep.size_m,
+           "mass_kg": rep.mass_kg, "animate_s": t1 - t0, "simulate_s": t2 - t1}
+    clips = {}
+    for who, path in (("animate", a_out), ("engine", s_out)):
+        frames, faces = _frames(path)
+        row[who] = plausibility(frames, faces).as_dict()
+        clips[who] = (frames, faces)
+    return row, clips
+
+
+def contact_sheet(rows: list[tuple[str, dict]], path: Path, width: int = 200) -> None:
+    """One image row per run: four frames of the latent motion, then four of the engine's."""
+    strips = []
+    for _, clips in rows:
+        cells = []
+        for who in ("animate", "engine"):
+            frames, faces = clips[who]
+            pick = np.linspace(0, len(frames) - 1, 4).round().astype(int)
+            cam = Camera(width=width, height=int(width * 0.75))
+            part = RenderPart(faces=faces.astype(np.int32),
+                              base_color=(0.55, 0.7, 0.9, 1) if who == "animate"
+                              else (0.9, 0.7, 0.5, 1))
+            cells += list(render_frames([part], [frames.astype(np.float32)], cam,
+                                        select=pick))
+        strips.append(np.concatenate(cells, axis=1))
+    write_image(np.concatenate(strips, axis=0), path)
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def table(rows: list[dict]) -> str:
+    head = "| asset | preset | " + " | ".join(f"{m} (animate / engine)" for m in MEASURES) + " |"
+    lines = [head, "|" + "---|" * (2 + len(MEASURES))]
+    for r in rows:
+        cells = [f"{_fmt(r['animate'][m])} / {_fmt(r['engine'][m])}" for m in MEASURES]
+        lines.append(f"| {r['asset']} | {r['preset']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--assets", nargs="+", default=["penguin", "spot", "capsule"],
+                    choices=sorted(ASSETS))
+    ap.add_argument("--presets", nargs="+", default=["drop"])
+    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--size", type=float, default=None, help="metres (default: the file's)")
+    ap.add_argument("--weights", default="neurok-base")
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--sheet", type=Path, default=None)
+    args = ap.parse_args()
+    rows, sheet = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.assets:
+            for preset in args.presets:
+                row, clips = run_pair(name, preset, args.seconds, args.size, args.weights,
+                                      Path(tmp))
+                rows.append(row)
+                sheet.append((f"{name} {preset}", clips))
+    print(table(rows))  # noqa: T201
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    if args.sheet:
+        contact_sheet(sheet, args.sheet)
+
+
+if __name__ == "__main__":
+    main()

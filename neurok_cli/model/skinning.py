@@ -1,0 +1,113 @@
+"""Locally affine skinning: every vertex follows its nearest driving points' local motions.
+
+The decoder moves a few hundred driving points; a mesh's vertices follow them. Averaging
+the points' displacements with inverse-distance weights (:func:`.drive.knn_weights`) puts
+a cusp at every point (its weight is 1 there and falls off as 1 / d): neighbouring points
+that move a little differently dimple the surface between them, and a soft body comes out
+as crumpled foil (the 95th-percentile dihedral change of a capsule dropped at 0.3 m was
+0.12 rad where the engine's is 0.007). Here instead:
+
+- weights are a smooth partition of unity, (1 - (d / h)²)² over the k nearest points with
+  h the distance to the (k + 1)-th, so the field has no cusp and no seam where the
+  neighbour set changes;
+- each driving point carries a local linear map A_i fitted to how its neighbourhood moved
+  (least squares, pulled towards the neighbourhood's rotation where the neighbours do not
+  span three dimensions, e.g. on a sheet), and a vertex moves as the weighted blend of
+  ``p_i + d_i + A_i (v - p_i)``. A bend then turns the surface's detail with it rather
+  than shearing it, and any affine motion (a turn, a uniform squash) is reproduced
+  exactly.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor
+
+from ..errors import UsageError
+
+NEIGHBOURS = 16  # driving points each vertex blends
+FRAME_NEIGHBOURS = 10  # neighbours a driving point's local map is fitted to
+PULL = 0.05  # pull of a local map towards its rotation, x the neighbourhood's mean spread
+_CHUNK = 16  # frames per blending block: bounds memory at _CHUNK x N x 12 floats
+
+
+def smooth_weights(vertices: Tensor, points: Tensor, k: int = NEIGHBOURS
+                   ) -> tuple[Tensor, Tensor]:
+    """Each vertex's k nearest points (vertices (N, 3), points (Q, 3), same units) and
+    smooth weights summing to 1 -> idx (N, k'), w (N, k'), k' = min(k, Q)."""
+    if vertices.dim() != 2 or points.dim() != 2 or len(points) == 0:
+        raise UsageError("smooth_weights: vertices and points must be (N, 3) and (Q, 3)")
+    k = min(k, len(points))
+    w_all, i_all = [], []
+    for chunk in vertices.split(8192):
+        dist = torch.cdist(chunk, points)  # (n, Q)
+        dist, idx = dist.topk(min(k + 1, len(points)), dim=1, largest=False)
+        # the support reaches the (k + 1)-th point, which so gets weight 0 (no seam)
+        h = dist[:, -1:] if dist.shape[1] > k else 1.5 * dist[:, -1:]
+        h = h.clamp_min(1e-12)
+        w = (1.0 - (dist[:, :k] / h) ** 2).clamp_min(0.0) ** 2 + 1e-12
+        w_all.append(w / w.sum(dim=1, keepdim=True))
+        i_all.append(idx[:, :k])
+    return torch.cat(i_all), torch.cat(w_all)
+
+
+def point_neighbours(points: Tensor, m: int = FRAME_NEIGHBOURS) -> Tensor:
+    """(Q, m') the m' = min(m, Q - 1) nearest other points of each point (Q, 3)."""
+    m = min(m, len(points) - 1)
+    if m < 1:
+        return torch.zeros(len(points), 0, dtype=torch.long, device=points.device)
+    d = torch.cdist(points, points)
+    d.fill_diagonal_(float("inf"))
+    return d.topk(m, dim=1, largest=False).indices
+
+
+def local_maps(rest: Tensor, moved: Tensor, neighbours: Tensor) -> Tensor:
+    """Local linear maps (B, Q, 3, 3) taking each point's rest neighbourhood to its moved
+    one: rest (Q, 3), moved (B, Q, 3) positions, neighbours (Q, m) from
+    :func:`point_neighbours`. Least squares, regularised towards the rotation of the
+    neighbourhood (the polar factor of its cross-covariance): A = (H + λR)(C + λI)⁻¹."""
+    if neighbours.shape[1] == 0:
+        return torch.eye(3, dtype=moved.dtype).expand(*moved.shape[:2], 3, 3)
+    e0 = rest[neighbours] - rest[:, None]  # (Q, m, 3)
+    e = moved[:, neighbours] - moved[:, :, None]  # (B, Q, m, 3)
+    C = e0.transpose(1, 2) @ e0  # (Q, 3, 3)
+    H = e.transpose(2, 3) @ e0  # (B, Q, 3, 3)
+    U, _, Vh = torch.linalg.svd(H)
+    flip = torch.ones_like(H[..., 0])
+    flip[..., 2] = torch.sign(torch.det(U @ Vh))
+    R = (U * flip[..., None, :]) @ Vh
+    lam = PULL * C.diagonal(dim1=-2, dim2=-1).sum(-1)[:, None, None]  # (Q, 1, 1)
+    eye = torch.eye(3, dtype=C.dtype, device=C.device)
+    inv = torch.linalg.inv(C + lam * eye)  # (Q, 3, 3)
+    return (H + lam * R) @ inv
+
+
+def skin(vertices: Tensor, points: Tensor, moved: Tensor, idx: Tensor, w: Tensor,
+         neighbours: Tensor) -> Tensor:
+    """Vertices (N, 3) at rest moved with the driving points: rest ``points`` (Q, 3) to
+    ``moved`` (B, Q, 3), blended with :func:`smooth_weights`' (idx, w) -> (B, N, 3).
+
+    A vertex's blend sum_i w_i (moved_i + A_i (v - points_i)) is (sum_i w_i A_i) v +
+    sum_i w_i (moved_i - A_i points_i): one sparse product of the weights with every point's
+    map and offset per block of frames, whatever the mesh's size."""
+    N, k = idx.shape
+    Q = len(points)
+    rows = torch.arange(N, device=idx.device).repeat_interleave(k)
+    with warnings.catch_warnings():  # CSR is marked beta; products with it are stable
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support")
+        warnings.filterwarnings("ignore", message="Sparse invariant checks")
+        W = torch.sparse_coo_tensor(torch.stack([rows, idx.reshape(-1)]), w.reshape(-1).to(
+            moved.dtype), (N, Q)).to_sparse_csr()
+    v = vertices.to(moved.dtype)
+    out = []
+    for chunk in moved.split(_CHUNK):
+        b = len(chunk)
+        A = local_maps(points.to(moved.dtype), chunk, neighbours)  # (b, Q, 3, 3)
+        t = chunk - (A @ points.to(moved.dtype)[None, :, :, None])[..., 0]  # (b, Q, 3)
+        packed = torch.cat([A.reshape(b, Q, 9), t], dim=-1)  # (b, Q, 12)
+        blend = (W @ packed.transpose(0, 1).reshape(Q, b * 12)).view(N, b, 12)
+        A_v, t_v = blend[..., :9].view(N, b, 3, 3), blend[..., 9:]
+        out.append(((A_v @ v[:, None, :, None])[..., 0] + t_v).transpose(0, 1))
+    return torch.cat(out)

@@ -1,0 +1,75 @@
+"""The plausibility measures on clips whose answer is known."""
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from neurok_cli.evaluate.plausibility import enclosed_volume, plausibility, welded_surface
+
+
+def _sphere(n: int = 12):
+    """A closed UV sphere of radius 1 (vertices, faces), with its seam split as loaders do."""
+    th = np.linspace(0, np.pi, n + 1)
+    ph = np.linspace(0, 2 * np.pi, 2 * n + 1)  # the seam column repeats the first
+    t, p = np.meshgrid(th, ph, indexing="ij")
+    v = np.stack([np.sin(t) * np.cos(p), np.cos(t), np.sin(t) * np.sin(p)], -1).reshape(-1, 3)
+    cols = 2 * n + 1
+    faces = []
+    for i in range(n):
+        for j in range(2 * n):
+            a, b, c, d = i * cols + j, i * cols + j + 1, (i + 1) * cols + j, (i + 1) * cols + j + 1
+            faces += [[a, c, b], [b, c, d]]
+    return v, np.array(faces)
+
+
+def _sheet(n: int = 10):
+    x, z = np.meshgrid(np.linspace(0, 1, n), np.linspace(0, 1, n), indexing="ij")
+    v = np.stack([x, np.zeros_like(x), z], -1).reshape(-1, 3)
+    f = [[i * n + j, i * n + j + 1, (i + 1) * n + j] for i in range(n - 1) for j in range(n - 1)]
+    f += [[i * n + j + 1, (i + 1) * n + j + 1, (i + 1) * n + j] for i in range(n - 1)
+          for j in range(n - 1)]
+    return v, np.array(f)
+
+
+def test_the_welded_sphere_is_closed_and_encloses_its_volume():
+    v, f = _sphere(24)
+    s = welded_surface(v, f)
+    assert s.closed
+    x = np.zeros((int(s.index.max()) + 1, 3))
+    x[s.index] = v
+    assert abs(enclosed_volume(x, s.faces)) == pytest.approx(4 / 3 * np.pi, rel=0.02)
+
+
+def test_a_rigid_motion_neither_crumples_nor_strains_and_its_tilt_is_measured():
+    v, f = _sphere()
+    turn = Rotation.from_rotvec([0.0, 0.0, np.radians(40.0)]).as_matrix()
+    frames = np.stack([v, v @ turn.T + [3.0, 0.5, 0.0]])
+    p = plausibility(frames, f)
+    assert p.crumple == pytest.approx(0.0, abs=1e-9)
+    assert p.strain == pytest.approx(0.0, abs=1e-9)
+    assert p.volume_min == pytest.approx(1.0) and p.volume_end == pytest.approx(1.0)
+    assert p.tilt_deg == pytest.approx(40.0, abs=1e-6)
+    assert p.travel_end == pytest.approx(3.0 / 2.0)
+
+
+def test_a_squash_loses_volume_and_bumps_crumple():
+    v, f = _sphere()
+    squash = v * [1.0, 0.5, 1.0]
+    bumps = v * (1.0 + 0.05 * np.random.default_rng(0).standard_normal(len(v)))[:, None]
+    p = plausibility(np.stack([v, squash, v]), f)
+    assert p.volume_min == pytest.approx(0.5, rel=1e-6) and p.volume_end == pytest.approx(1.0)
+    assert p.strain > 0.02  # averaged over the three frames, two of them at rest
+    assert plausibility(np.stack([v, bumps]), f).crumple > 0.05
+    assert plausibility(np.stack([v, v * 1.01]), f).crumple == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_sheet_has_no_volume_and_bends_only_when_it_curves():
+    v, f = _sheet()
+    curved = v.copy()
+    curved[:, 1] = 0.3 * (v[:, 0] - 0.5) ** 2
+    card = v @ Rotation.from_rotvec([0.5, 0.0, 0.0]).as_matrix().T
+    p_curved = plausibility(np.stack([v, curved]), f)
+    p_card = plausibility(np.stack([v, card]), f)
+    assert p_curved.volume_min is None
+    assert p_card.bend == pytest.approx(0.0, abs=1e-9)
+    assert p_curved.bend > 0.01
