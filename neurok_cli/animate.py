@@ -17,9 +17,10 @@ import numpy as np
 
 from .errors import InputError, NeurokError, UsageError
 from .io.export import ExportOptions, check_output, export_motion
-from .io.mesh import canonical_frame, load_mesh, size_warning
+from .io.mesh import canonical_frame, load_mesh, size_source
 from .motion import LatentStart, MotionConfig, auto_category, latent_motion
-from .sim.conditions import CATEGORIES, PRESET_MATERIALS, Conditions, Impulse, SimMaterial
+from .sim.conditions import Conditions, Impulse, SimMaterial
+from .sim.materials import material_names, resolve_material
 
 PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free")
 DEFAULT_PRESET = {"soft": "drop", "cloth": "flutter", "beam": "sway"}
@@ -60,13 +61,14 @@ class AnimateConfig:
     output: Path
     seconds: float = 4.0
     fps: float = 30.0
-    material: str = "auto"  # auto, soft, cloth or beam
+    material: str = "auto"  # auto, a category (soft, cloth, beam) or a named material
     preset: str | None = None  # None = by material
     stiffness: float = 1.0  # scale on the material's Young's modulus
     young: float | None = None
     density: float | None = None
     damping: float | None = None  # Rayleigh stiffness-proportional damping, seconds
     size: float | None = None
+    units: str | None = None  # the file's own units (m, cm, mm, in, ft); see canonical_frame
     up: str | None = None
     overrides: Overrides = field(default_factory=Overrides)
     samples: int = 1
@@ -107,6 +109,8 @@ class AnimateReport:
     pins: dict | None = None  # vertices, points, hold (clamp or motion.Joint's); None: unpinned
     strain_limit: float | None = None  # largest edge strain kept; None: frames as decoded
     strain_sweeps: int = 0  # projection sweeps the limit took (see model/strain.py)
+    material: str = ""  # the material used, in words
+    size_from: str = ""  # where size_m came from (see io.mesh.size_source)
 
 
 def resolve_weights(name: str) -> Path:
@@ -164,10 +168,10 @@ def preset_conditions(preset: str, category: str, size: float, o: Overrides
     return c, height
 
 
-def _material(cfg: AnimateConfig, category: str) -> SimMaterial:
+def _material(cfg: AnimateConfig, base: SimMaterial) -> SimMaterial:
     overrides = {k: getattr(cfg, k) for k in ("young", "density", "damping")
                  if getattr(cfg, k) is not None}
-    mat = replace(PRESET_MATERIALS[category], **overrides)
+    mat = replace(base, **overrides)
     mat.check()
     if not cfg.stiffness > 0:
         raise UsageError(f"--stiffness must be > 0, got {cfg.stiffness}")
@@ -184,9 +188,9 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
 
     t0 = time.perf_counter()
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
-    if cfg.material not in ("auto", *CATEGORIES):
-        raise UsageError(f"unknown --material {cfg.material!r}; choose auto, "
-                         f"{', '.join(CATEGORIES)}")
+    if cfg.material not in material_names():
+        raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
+                         f"{', '.join(material_names())}")
     if not (cfg.seconds > 0 and cfg.fps > 0):
         raise UsageError("--seconds and --fps must be positive")
     if not 1 <= cfg.samples <= 64:
@@ -201,10 +205,11 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     model, bundle_cfg = load_bundle(bundle, device)
     torch.manual_seed(cfg.seed)
     asset = load_mesh(cfg.input, up=cfg.up)
-    frame = canonical_frame(asset, size=cfg.size)
+    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
     welded = asset.welded()
     surface = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
-    category = cfg.material if cfg.material != "auto" else auto_category(surface, welded.faces)
+    category, base = resolve_material(cfg.material, auto_category(surface, welded.faces))
+    material = _material(cfg, base)
     cont = cfg.continuation
     preset = cfg.preset or ("free" if cont else DEFAULT_PRESET[category])
     cond, height = preset_conditions(preset, category, frame.size_m, cfg.overrides)
@@ -222,7 +227,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
             cond.spin = tuple(np.asarray(cont.spin))
     start = surface + np.array([0.0, lift, 0.0])
     calib = (bundle_cfg.get("calibration") or {}).get(category, {})
-    mcfg = MotionConfig(category=category, material=_material(cfg, category), conditions=cond,
+    mcfg = MotionConfig(category=category, material=material, conditions=cond,
                         seconds=cfg.seconds, fps=cfg.fps, samples=cfg.samples, seed=cfg.seed,
                         subspace=cfg.subspace, method=cfg.method,
                         stiffness=cfg.stiffness * float(calib.get("stiffness", 1.0)),
@@ -262,9 +267,19 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         fit_residual=st["fit_residual"], run_residual=st["run_residual"], energy=energy,
         timings=timings, export={"format": out.fmt, "bytes": out.bytes, **out.details},
         weights=str(bundle), device=str(device),
-        warnings=[*asset.warnings, *filter(None, [size_warning(asset, cfg.size)]),
-                  *out.warnings],
+        warnings=[*asset.warnings, *out.warnings],
+        material=_material_row(cfg.material, category, material),
+        size_from=size_source(asset, cfg.size, cfg.units),
         pins=st["pins"], strain_limit=st["strain_limit"], strain_sweeps=st["strain_sweeps"])
+
+
+def _material_row(name: str, category: str, mat: SimMaterial) -> str:
+    """The material as the summary shows it: its name, category and constants."""
+    label = {"auto": f"auto: {category}", **{c: c for c in ("soft", "cloth", "beam")}}.get(
+        name, f"{name} ({category})")
+    return (f"{label}; Young's modulus {mat.young:.3g} Pa, density {mat.density:.3g} kg/m³, "
+            f"Poisson {mat.poisson:g}" + (f", thickness {mat.thickness * 1e3:.2g} mm"
+                                          if category == "cloth" else ""))
 
 
 def _strain_limit(given: float | None, bundle: float | None) -> float | None:
@@ -294,7 +309,8 @@ def report_rows(rep: AnimateReport) -> list[tuple[str, str]]:
             *pins,
             ("frames", f"{rep.frames} at {rep.fps:g} fps"),
             ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded)"),
-            ("size, mass", f"{rep.size_m:.3g} m, {rep.mass_kg:.3g} kg"),
+            ("size, mass", f"{rep.size_m:.3g} m ({rep.size_from}), {rep.mass_kg:.3g} kg"),
+            ("material", rep.material),
             ("latent", f"{rep.latent_dims} dims, {rep.reduced_dims} reduced, "
                        f"{rep.dynamics_points} dynamics points"),
             ("integration", f"{rep.steps:,} RK4 steps"),

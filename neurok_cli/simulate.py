@@ -14,9 +14,10 @@ import numpy as np
 
 from .errors import UsageError
 from .io.export import ExportOptions, export_motion
-from .io.mesh import canonical_frame, load_mesh, size_warning
-from .sim.conditions import CATEGORIES, PRESET_MATERIALS, Conditions, SimMaterial
+from .io.mesh import canonical_frame, load_mesh, size_source
+from .sim.conditions import PRESET_MATERIALS, Conditions, SimMaterial
 from .sim.engine import ENGINE_WARNINGS, run
+from .sim.materials import MATERIALS, material_names, resolve_material
 from .sim.proxy import make_proxy
 from .sim.scene import CELL_DOFS, closed_volume
 from .sim.setup import prepare
@@ -41,6 +42,7 @@ class SimulateConfig:
     damping: float | None = None
     thickness: float | None = None
     size: float | None = None  # largest extent in metres (unitless files)
+    units: str | None = None  # the file's own units (m, cm, mm, in, ft); see canonical_frame
     up: str | None = None  # "y" or "z" (unitless files)
     drop: float | None = None  # start height over the ground, fraction of the size
     conditions: Conditions = field(default_factory=Conditions)
@@ -69,12 +71,13 @@ class SimulateReport:
     export: dict
     warnings: list[str]
     material: str = "soft"  # the category simulated ("auto" resolved)
+    size_from: str = ""  # where size_m came from (see io.mesh.size_source)
 
 
 def _check_material_name(cfg: SimulateConfig) -> None:
-    if cfg.material not in (AUTO, *CATEGORIES):
+    if cfg.material not in material_names():
         raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
-                         f"{', '.join((AUTO, *CATEGORIES))}")
+                         f"{', '.join(material_names())}")
 
 
 def _category(cfg: SimulateConfig, surface: np.ndarray) -> str:
@@ -82,6 +85,8 @@ def _category(cfg: SimulateConfig, surface: np.ndarray) -> str:
     ``animate`` decides), else soft. Soft bodies and beams fill their bounding box with cells,
     which a box without thickness cannot hold."""
     ext = np.sort(np.ptp(surface, axis=0))  # smallest first
+    if cfg.material in MATERIALS:  # a named material: its own kind
+        return resolve_material(cfg.material, "soft")[0]
     if cfg.material == AUTO:
         return "cloth" if ext[0] < FLAT * ext[2] else "soft"
     if cfg.material != "cloth" and ext[0] <= 1e-9 * ext[2]:
@@ -90,11 +95,14 @@ def _category(cfg: SimulateConfig, surface: np.ndarray) -> str:
     return cfg.material
 
 
-def _material(cfg: SimulateConfig) -> SimMaterial:
+def _material(cfg: SimulateConfig, asked: str) -> SimMaterial:
+    """The material of category ``cfg.material``: the named one ``asked`` for, else the
+    category's default, with the user's overrides."""
     _check_material_name(cfg)
     overrides = {k: getattr(cfg, k) for k in ("young", "poisson", "density", "damping",
                                                "thickness") if getattr(cfg, k) is not None}
-    mat = replace(PRESET_MATERIALS[cfg.material], **overrides)
+    base = MATERIALS[asked].material if asked in MATERIALS else PRESET_MATERIALS[cfg.material]
+    mat = replace(base, **overrides)
     mat.check()
     return mat
 
@@ -124,13 +132,14 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
     _check_material_name(cfg)
     asset = load_mesh(cfg.input, up=cfg.up)
-    frame = canonical_frame(asset, size=cfg.size)
+    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
     welded = asset.welded()
     whole = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     used = engine_surface(whole, welded.faces)  # without the vertices no face uses
     surface, faces = used.vertices, used.faces
+    asked = cfg.material
     cfg = replace(cfg, material=_category(cfg, surface))
-    mat = _material(cfg)
+    mat = _material(cfg, asked)
     cells = _cells(cfg)
     drop = cfg.drop if cfg.drop is not None else {"soft": 0.3, "cloth": 0.5, "beam": 0.6}[
         cfg.material]
@@ -153,7 +162,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     if proxy is not None:
         frames = proxy.carry(frames, surface)
     frames = used.expand(frames, whole)
-    warnings = [*asset.warnings, *filter(None, [size_warning(asset, cfg.size)])]
+    warnings = list(asset.warnings)
     if result.rejected:
         warnings.append(f"the simulation became unstable ({result.rejected}) at "
                         f"{result.times[-1]:.2f} s; wrote the frames before it")
@@ -171,7 +180,8 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         size_m=frame.size_m, sim_wall_s=result.stats["wall_s"],
         sim_s_per_s=result.stats["wall_s"] / sim_s, rejected=result.rejected,
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
-        warnings=warnings + out.warnings, material=cfg.material)
+        warnings=warnings + out.warnings, material=cfg.material,
+        size_from=size_source(asset, cfg.size, cfg.units))
 
 
 def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
@@ -181,7 +191,7 @@ def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
             ("frames", f"{rep.frames} at {rep.fps:g} fps"), ("material", rep.material),
             ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded, "
                          f"{rep.simulated_vertices:,} simulated)"),
-            ("size, mass", f"{rep.size_m:.3g} m, {rep.mass_kg:.3g} kg"),
+            ("size, mass", f"{rep.size_m:.3g} m ({rep.size_from}), {rep.mass_kg:.3g} kg"),
             ("engine dofs", f"{rep.dofs:,} ({rep.dof}" + (
                 f", {'x'.join(str(c) for c in rep.cells)} cells)" if rep.cells else ")")),
             ("engine time", f"{rep.sim_wall_s:.2f} s ({rep.sim_s_per_s:.2f} s per simulated s)"),

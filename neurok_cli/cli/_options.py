@@ -25,6 +25,13 @@ Json = Annotated[bool, Opt("--json", help="Print the result as JSON.")]
 
 # the asset
 Size = Annotated[float | None, Opt(help=ranged("Largest extent in metres (OBJ/PLY/STL).", "size"))]
+Units = Annotated[str | None, Opt(
+    help="Read an OBJ/PLY/STL's numbers in these units: m, cm, mm, in or ft (default: the "
+         "file has none, so its largest extent is taken as 0.5 m; --size sets it).")]
+Material = Annotated[str, Opt(
+    help="auto (by the shape: sheet, beam or soft body), a category (soft, cloth, beam), a "
+         "solid (jelly, foam, rubber, plastic, wood) or a cloth (silk, cotton, denim, "
+         "leather).")]
 Up = Annotated[str | None, Opt(help="Up axis of OBJ/PLY/STL: y or z (default: z for STL, "
                                      "else y).")]
 Animation = Annotated[str | None, Opt(

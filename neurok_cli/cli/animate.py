@@ -27,7 +27,7 @@ def animate(
     output: o.Output,
     seconds: o.Seconds = 4.0,
     fps: o.Fps = 30.0,
-    material: Annotated[str, Opt(help="auto, soft, cloth or beam.")] = "auto",
+    material: o.Material = "auto",
     preset: Annotated[str | None, Opt(
         help="drop, wobble, poke, sway, flutter or free (default: by material).")] = None,
     stiffness: o.Stiffness = 1.0,
@@ -36,6 +36,7 @@ def animate(
     damping: o.Damping = None,
     strain_limit: o.StrainLimit = None,
     size: o.Size = None,
+    units: o.Units = None,
     up: o.Up = None,
     drop: o.Drop = None,
     gravity: o.Gravity = None,
@@ -71,7 +72,8 @@ def animate(
                      pushes=[parse_impulse(p) for p in push or []], drop=drop)
     cfg = AnimateConfig(input=file, output=output, seconds=seconds, fps=fps, material=material,
                         preset=preset, stiffness=stiffness, young=young, density=density,
-                        damping=damping, size=size, up=up, overrides=over, samples=samples,
+                        damping=damping, size=size, units=units, up=up, overrides=over,
+                        samples=samples,
                         seed=seed, weights=weights, device=device, method=method,
                         strain_limit=strain_limit,
                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))

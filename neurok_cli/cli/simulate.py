@@ -31,8 +31,7 @@ def simulate(
     output: o.Output,
     seconds: o.Seconds = 2.0,
     fps: o.Fps = 30.0,
-    material: Annotated[str, Opt(help="auto, soft, cloth or beam (auto: cloth for a flat "
-                                 "mesh, else soft).")] = "auto",
+    material: o.Material = "auto",
     young: o.Young = None,
     poisson: Annotated[float | None, Opt(help=ranged("Poisson ratio.", "poisson"))] = None,
     density: o.Density = None,
@@ -40,6 +39,7 @@ def simulate(
     thickness: Annotated[float | None, Opt(
         help=ranged("Cloth thickness, metres.", "thickness"))] = None,
     size: o.Size = None,
+    units: o.Units = None,
     up: o.Up = None,
     drop: o.Drop = None,
     gravity: o.Gravity = "0,-9.81,0",
@@ -77,7 +77,8 @@ def simulate(
                       impulses=[parse_impulse(p) for p in push or []])
     cfg = SimulateConfig(input=file, output=output, seconds=seconds, fps=fps,
                          material=material, young=young, poisson=poisson, density=density,
-                         damping=damping, thickness=thickness, size=size, up=up, drop=drop,
+                         damping=damping, thickness=thickness, size=size, units=units, up=up,
+                         drop=drop,
                          conditions=cond, dof=dof, cells=_parse_cells(cells),
                          max_vertices=max_vertices,
                          export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))

@@ -205,29 +205,42 @@ class CanonicalFrame:
         return np.asarray(v) @ self.rotation.T
 
 
-def canonical_frame(asset: Asset, *, size: float | None = None) -> CanonicalFrame:
-    """The canonical frame of ``asset``; ``size`` overrides its largest extent in metres.
+UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001, "in": 0.0254, "ft": 0.3048}  # metres per unit
+DEFAULT_SIZE = 0.5  # m: the largest extent a unitless file is given, an everyday object's
 
-    Unitless files (OBJ, PLY, STL) without ``size`` are read as metres.
-    """
+
+def canonical_frame(asset: Asset, *, size: float | None = None, units: str | None = None
+                    ) -> CanonicalFrame:
+    """The canonical frame of ``asset`` and its size in metres: ``size`` (the largest extent,
+    metres) if given, else the file's numbers read in ``units``, else glTF's metres, else
+    (a unitless OBJ, PLY or STL) DEFAULT_SIZE: a toy read as metres would be given a
+    building's physics (a plush toy of 9.2 units melted under its 17 tonnes)."""
     lo, hi = asset.bounds()
     extent = float((hi - lo).max())
     if size is not None and not (np.isfinite(size) and size > 0):
         raise UsageError(f"--size must be a positive length in metres, not {size}")
-    metres = size if size is not None else extent * (asset.metres_per_unit or 1.0)
+    if units is not None and units not in UNITS:
+        raise UsageError(f"unknown --units {units!r}; choose one of {', '.join(UNITS)}")
+    if size is not None:
+        metres = size
+    elif units is not None:
+        metres = extent * UNITS[units]
+    elif asset.metres_per_unit is not None:
+        metres = extent * asset.metres_per_unit
+    else:
+        metres = DEFAULT_SIZE
     return CanonicalFrame(center=(lo + hi) / 2, extent=extent, up=asset.up, size_m=metres)
 
 
-LARGE_UNITLESS = 50.0  # a unitless file larger than this is most likely in cm or mm
-SMALL_UNITLESS = 0.01  # ... and smaller than this, in some unit larger than metres
-
-
-def _unlikely_metres(extent: float) -> str | None:
-    if extent > LARGE_UNITLESS:
-        return "looks like cm or mm"
-    if extent < SMALL_UNITLESS:
-        return "is tiny"
-    return None
+def size_source(asset: Asset, size: float | None = None, units: str | None = None) -> str:
+    """Where an asset's size in metres came from (see :func:`canonical_frame`), in words."""
+    if size is not None:
+        return "--size"
+    if units is not None:
+        return f"the file's numbers in {units}"
+    if asset.metres_per_unit is not None:
+        return "the file's metres"
+    return "a unitless file at an everyday size; --size or --units to set it"
 
 
 def guess_units(asset: Asset) -> str:
@@ -235,20 +248,5 @@ def guess_units(asset: Asset) -> str:
     if asset.metres_per_unit is not None:
         return "metres (glTF)"
     extent = float(np.ptp(asset.vertices, axis=0).max())
-    unlikely = _unlikely_metres(extent)
-    if unlikely:
-        return f"unitless; largest extent {extent:.4g} {unlikely}: pass --size"
-    return f"unitless; read as metres (largest extent {extent:.4g}); --size to change"
-
-
-def size_warning(asset: Asset, size: float | None) -> str | None:
-    """A warning for physics on a unitless file (OBJ, PLY, STL) read as metres where its
-    size makes metres unlikely (``size``: the --size given, if any)."""
-    if size is not None or asset.metres_per_unit is not None:
-        return None
-    extent = float(np.ptp(asset.vertices, axis=0).max())
-    unlikely = _unlikely_metres(extent)
-    if not unlikely:
-        return None
-    return (f"the file has no units; its largest extent, {extent:.4g}, was read as "
-            f"{extent:.4g} m, which {unlikely}: pass --size with the size in metres")
+    return (f"unitless (largest extent {extent:.4g}); animated at {DEFAULT_SIZE:g} m unless "
+            "--size or --units says otherwise")

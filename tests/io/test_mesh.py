@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from neurok_cli.errors import InputError, UsageError
-from neurok_cli.io.mesh import canonical_frame, load_mesh, size_warning, weld
+from neurok_cli.io.mesh import DEFAULT_SIZE, canonical_frame, load_mesh, size_source, weld
 from tests.conftest import asset_path
 
 # raw vertices / faces / welded vertices, from the shared assets' README (trimesh counts)
@@ -113,18 +113,26 @@ def test_stl_is_z_up_unless_told():
     assert load_mesh(asset_path("penguin")).up == "y"  # OBJ stays +Y up
 
 
-def test_a_unitless_file_whose_size_is_unlikely_in_metres_is_warned_about(tmp_path):
-    """The teapot (63 units across) would be a 63 m teapot: physics on it warns unless
-    --size is given; a penguin 1.4 units tall and a glTF (metres by definition) do not."""
+def test_a_unitless_file_gets_an_everyday_size_unless_told(tmp_path):
+    """The teapot (63 units across) would be a 63 m teapot and the penguin a 2.9 m one:
+    a unitless file is given DEFAULT_SIZE unless --size or --units says otherwise; a glTF
+    keeps its metres."""
     teapot = load_mesh(asset_path("teapot"))
-    message = size_warning(teapot, None)
-    assert message is not None and "63.17" in message and "--size" in message
-    assert size_warning(teapot, 0.3) is None
-    assert size_warning(load_mesh(asset_path("penguin")), None) is None
+    assert canonical_frame(teapot).size_m == DEFAULT_SIZE
+    assert "unitless" in size_source(teapot)
+    assert canonical_frame(teapot, size=0.3).size_m == 0.3
+    assert size_source(teapot, 0.3) == "--size"
+    extent = float(np.ptp(teapot.vertices, axis=0).max())
+    assert canonical_frame(teapot, units="mm").size_m == pytest.approx(extent * 1e-3)
+    assert canonical_frame(teapot, units="in").size_m == pytest.approx(extent * 0.0254)
+    assert "mm" in size_source(teapot, None, "mm")
     truck = load_mesh(asset_path("truck"))
-    assert size_warning(truck, None) is None
-    (tmp_path / "speck.obj").write_text("v 0 0 0\nv 0.004 0 0\nv 0 0.004 0\nf 1 2 3\n")
-    assert "tiny" in size_warning(load_mesh(tmp_path / "speck.obj"), None)
+    lo, hi = truck.bounds()
+    assert canonical_frame(truck).size_m == pytest.approx(float((hi - lo).max())
+                                                          * truck.metres_per_unit)
+    assert size_source(truck) == "the file's metres"
+    with pytest.raises(UsageError, match="--units"):
+        canonical_frame(teapot, units="furlong")
 
 
 def test_canonical_frame_rejects_bad_size():
