@@ -18,6 +18,7 @@ import numpy as np
 from .errors import InputError, NeurokError, UsageError
 from .io.export import ExportOptions, check_output, export_motion
 from .io.mesh import canonical_frame, load_mesh, size_source
+from .limits import check_faces, check_frames, check_size
 from .motion import LatentStart, MotionConfig, auto_category, latent_motion
 from .sim.conditions import Conditions, Impulse, SimMaterial
 from .sim.materials import material_names, resolve_material
@@ -191,8 +192,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     if cfg.material not in material_names():
         raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
                          f"{', '.join(material_names())}")
-    if not (cfg.seconds > 0 and cfg.fps > 0):
-        raise UsageError("--seconds and --fps must be positive")
+    check_frames(cfg.seconds, cfg.fps)
     if not 1 <= cfg.samples <= 64:
         raise UsageError(f"--samples must be in 1..64, got {cfg.samples}")
     if cfg.strain_limit is not None and not cfg.strain_limit >= 0:
@@ -206,6 +206,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     torch.manual_seed(cfg.seed)
     asset = load_mesh(cfg.input, up=cfg.up)
     frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
+    check_size(frame.size_m, given=cfg.size is not None)
+    check_faces(len(asset.faces), str(cfg.input))
     welded = asset.welded()
     surface = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     category, base = resolve_material(cfg.material, auto_category(surface, welded.faces))

@@ -15,6 +15,7 @@ import numpy as np
 from .errors import UsageError
 from .io.export import ExportOptions, export_motion
 from .io.mesh import canonical_frame, load_mesh, size_source
+from .limits import check_faces, check_frames, check_size
 from .sim.conditions import PRESET_MATERIALS, Conditions, SimMaterial
 from .sim.engine import ENGINE_WARNINGS, run
 from .sim.materials import MATERIALS, material_names, resolve_material
@@ -130,9 +131,12 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     from .io.export import check_output
 
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
+    check_frames(cfg.seconds, cfg.fps)
     _check_material_name(cfg)
     asset = load_mesh(cfg.input, up=cfg.up)
     frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
+    check_size(frame.size_m, given=cfg.size is not None)
+    check_faces(len(asset.faces), str(cfg.input))
     welded = asset.welded()
     whole = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     used = engine_surface(whole, welded.faces)  # without the vertices no face uses

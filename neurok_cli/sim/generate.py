@@ -30,6 +30,7 @@ from ..data.format import (
 )
 from ..errors import NeurokError, UsageError
 from ..io.atomic import atomic_path, remove_partials
+from ..limits import check_frames
 from .conditions import CATEGORIES, Conditions, Impulse, SimMaterial
 from .engine import SimResult, run
 from .sampling import sample_conditions, sample_dof, sample_material
@@ -254,6 +255,7 @@ def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] 
         raise UsageError(f"--shard {i}/{n}: need 0 <= i < n")
     if cfg.count < 1 or cfg.workers < 1:
         raise UsageError("--count and --workers must be at least 1")
+    check_frames(cfg.seconds, cfg.fps)
     if not 0.0 <= cfg.interior_pins <= 1.0:
         raise UsageError(f"--interior-pins must be in [0, 1], got {cfg.interior_pins:g}")
     _check_resume(cfg)
