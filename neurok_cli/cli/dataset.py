@@ -39,8 +39,8 @@ def generate_cmd(
     fps: Annotated[float, typer.Option(
         help=ranged(f"Frames per second; {FRAMES_NOTE}.", "fps"))] = 30.0,
     interior_pins: Annotated[float, typer.Option(
-        help="Share of pinned sheets held by a patch inside them (0-1) rather than by an "
-             "edge or corners.")] = 0.0,
+        help=ranged("Share of pinned sheets held by a patch inside them rather than by an "
+                    "edge or corners.", "interior_pins"))] = 0.0,
     json_out: Annotated[bool, typer.Option("--json", help="Print the header as JSON.")
                         ] = False,
 ) -> None:

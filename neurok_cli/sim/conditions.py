@@ -161,7 +161,7 @@ def parse_vector(text: str, name: str) -> tuple[float, float, float]:
         vals = ()
     if len(vals) != 3 or not all(np.isfinite(vals)):
         raise UsageError(f"{name} must be three numbers X,Y,Z, not {text!r}")
-    if float(np.linalg.norm(vals)) > MAX_SPEED:
+    if math.hypot(*vals) > MAX_SPEED:
         raise UsageError(f"{name} {text!r} is too large: its length may be at most "
                          f"{MAX_SPEED:g}")
     return vals  # type: ignore[return-value]
