@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,10 +51,13 @@ def snapshot(root: Path) -> dict[str, bytes]:
             if p.is_file()}
 
 
-def run_hostile(tmp_path: Path, args: list[str], needle: str, monkeypatch=None) -> None:
-    """Invoke ``neurok ARGS`` ({mesh}, {out}, ... filled in) and assert the failure is
-    handled as the README promises."""
+def run_hostile(tmp_path: Path, args: list[str], needle: str,
+                setup: Callable[[Path], object] | None = None) -> None:
+    """Invoke ``neurok ARGS`` ({mesh}, {out}, ... filled in; ``setup(keep)`` adds to the
+    workspace first) and assert the failure is handled as the README promises."""
     names = workspace(tmp_path)
+    if setup is not None:
+        setup(Path(names["keep"]))
     argv = [a.format(**names) for a in args]
     before = snapshot(tmp_path)
     result = runner.invoke(app, argv, env={"NEUROK_TRACEBACK": ""})
