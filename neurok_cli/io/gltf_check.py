@@ -18,6 +18,7 @@ COMPONENT_SIZES = {5120: 1, 5121: 1, 5122: 2, 5123: 2, 5125: 4, 5126: 4}
 INDEX_TYPES = (5121, 5123, 5125)
 TYPE_SIZES = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
+PATH_TYPES = {"translation": "VEC3", "rotation": "VEC4", "scale": "VEC3", "weights": "SCALAR"}
 ARRAYS = ("accessors", "animations", "bufferViews", "buffers", "images", "materials", "meshes",
           "nodes", "samplers", "scenes", "skins", "textures")
 UNSUPPORTED = {"KHR_draco_mesh_compression": "Draco compression",
@@ -276,6 +277,35 @@ def _check_animations(c: _Checker) -> None:
             target = c.mapping(f"{where} target", ch.get("target"))
             if "node" in target:
                 c.index(f"{where} target", target["node"], "nodes")
+                if target.get("path") in PATH_TYPES:
+                    _check_channel(c, where, samplers[smp], target["node"], target["path"])
+
+
+def _morph_targets(c: _Checker, node: int) -> int:
+    """How many morph targets the mesh of ``node`` has (0 without a mesh)."""
+    mesh = c.js["nodes"][node].get("mesh")
+    return len(c.js["meshes"][mesh]["primitives"][0].get("targets", [])) if mesh is not None \
+        else 0
+
+
+def _check_channel(c: _Checker, where: str, sampler: dict, node: int, path: str) -> None:
+    """Keyframe times are floats; the values have the type and count the path needs."""
+    times = c.js["accessors"][sampler["input"]]
+    values = c.js["accessors"][sampler["output"]]
+    if times["type"] != "SCALAR" or times["componentType"] != 5126:
+        c.fail(f"{where} input", "must be a SCALAR float accessor of keyframe times")
+    if values["type"] != PATH_TYPES[path]:
+        c.fail(f"{where} output", f"must be {PATH_TYPES[path]} to animate {path}, not "
+                                  f"{values['type']}")
+    per_key = 3 if sampler.get("interpolation") == "CUBICSPLINE" else 1
+    if path == "weights":
+        per_key *= _morph_targets(c, node)
+        if not per_key:
+            c.fail(where, f"animates the morph weights of node {node}, which has no morph "
+                          "targets")
+    if values["count"] != times["count"] * per_key:
+        c.fail(f"{where} output", f"has {values['count']} values for {times['count']} "
+                                  f"keyframes; {times['count'] * per_key} expected")
 
 
 def check_gltf(js: object, path: Path | None = None) -> None:

@@ -219,7 +219,19 @@ def load_document(path: str | Path) -> GltfDocument:
     check_gltf(js, path)
     doc = GltfDocument(json=js, path=path)
     _merge_buffers(doc, bin_chunk)
+    _check_keyframes(doc)
     return doc
+
+
+def _check_keyframes(doc: GltfDocument) -> None:
+    """Keyframe times must be finite and never decrease (NaN times crash samplers and would
+    be copied into every export)."""
+    for a, anim in enumerate(doc.json.get("animations", [])):
+        for s, sampler in enumerate(anim.get("samplers", [])):
+            t = doc.accessor(sampler["input"]).astype(np.float64).reshape(-1)
+            if not np.isfinite(t).all() or (np.diff(t) < 0).any():
+                raise InputError(f"{doc.path}: animation {a} sampler {s}: keyframe times must "
+                                 "be finite and increasing")
 
 
 def _split_glb(path: Path, data: bytes) -> tuple[dict, bytes | None]:

@@ -4,6 +4,7 @@ naming the problem, exit 1, and nothing written."""
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 from collections.abc import Callable
@@ -58,6 +59,29 @@ def _animation(**over: object) -> Callable[[dict], None]:
         for k, v in over.items():
             (channel if k in ("sampler", "target") else sampler)[k] = v
         js["animations"] = [{"samplers": [sampler], "channels": [channel]}]
+
+    return apply
+
+
+def _keyed(times: list[float], vtype: str = "VEC3", nvalues: int | None = None,
+           path: str = "translation", input_type: int = 5126) -> Callable[[dict], None]:
+    """An animation of node 0's ``path`` with keyframe ``times`` and ``nvalues`` zero values
+    of ``vtype`` (default: one per time), their bytes appended to the buffer."""
+
+    def apply(js: dict) -> None:
+        size = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4}[vtype]
+        n = len(times) if nvalues is None else nvalues
+        t = np.asarray(times, np.float32).tobytes()
+        data = BLOB + t + np.zeros(n * size, np.float32).tobytes()
+        js["buffers"][0] = {"byteLength": len(data), "uri": "data:application/octet-stream;"
+                            "base64," + base64.b64encode(data).decode()}
+        js["bufferViews"] += [{"buffer": 0, "byteOffset": 72, "byteLength": len(t)},
+                              {"buffer": 0, "byteOffset": 72 + len(t), "byteLength": 4 * n * size}]
+        js["accessors"] += [{"bufferView": 2, "componentType": input_type, "count": len(times),
+                             "type": "SCALAR"},
+                            {"bufferView": 3, "componentType": 5126, "count": n, "type": vtype}]
+        js["animations"] = [{"samplers": [{"input": 2, "output": 3}], "channels": [
+            {"sampler": 0, "target": {"node": 0, "path": path}}]}]
 
     return apply
 
@@ -119,6 +143,14 @@ GLTF_CASES: dict[str, tuple[Callable[[dict], None], str]] = {
     "channel sampler out of range": (_animation(sampler=4), "sampler 4"),
     "sampler input out of range": (_animation(input=12), "accessor 12"),
     "interpolation CUBIC": (_animation(interpolation="CUBIC"), "interpolation"),
+    "keyframe times NaN": (_keyed([0, float("nan"), 1]), "keyframe times must be finite"),
+    "keyframe times decreasing": (_keyed([0, 2, 1]), "keyframe times must be finite"),
+    "keyframe times not float": (_keyed([0, 1], input_type=5125), "SCALAR float accessor"),
+    "translation keyed by VEC2": (_keyed([0, 1], "VEC2"), "must be VEC3 to animate translation"),
+    "rotation keyed by VEC3": (_keyed([0, 1], path="rotation"), "must be VEC4 to animate"),
+    "fewer values than keys": (_keyed([0, 1, 2], nvalues=2), "has 2 values for 3 keyframes"),
+    "weights without morph targets": (_keyed([0, 1], "SCALAR", path="weights"),
+                                      "has no morph targets"),
     "texture source out of range": (lambda js: (_textured(js), js.update(images=[]))[0],
                                     "image 0"),
     "baseColorFactor of 3": (lambda js: js.update(materials=[{"pbrMetallicRoughness": {
