@@ -212,3 +212,20 @@ def test_help_states_the_limits(command, limits):
     text = " ".join(result.output.replace("│", " ").split())
     for words in limits:
         assert words in text, words
+
+
+# --- a bug is exit 2, with or without its traceback -------------------------------------------
+
+@pytest.mark.parametrize("traceback", ["", "1"])
+def test_an_internal_error_exits_2_with_or_without_the_traceback(tmp_path, monkeypatch,
+                                                                 traceback):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr("neurok_cli.sim.generate.generate", broken)
+    result = runner.invoke(app, ["dataset", "generate", str(tmp_path / "ds")],
+                           env={"NEUROK_TRACEBACK": traceback})
+    assert result.exit_code == 2, result.output
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("neurok: internal error: ZeroDivisionError: a bug")
+    assert ("Traceback" in result.stderr) == bool(traceback)
