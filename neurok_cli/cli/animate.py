@@ -23,7 +23,8 @@ def _vector(text: str | None, name: str):
 
 @guarded
 def animate(
-    file: Annotated[Path, typer.Argument(help="Mesh to animate (OBJ, GLB/glTF, PLY, STL).")],
+    file: Annotated[Path, typer.Argument(
+        help="Mesh to animate (OBJ, GLB/glTF, PLY, STL; up to 1,500,000 triangles).")],
     output: o.Output,
     seconds: o.Seconds = 4.0,
     fps: o.Fps = 30.0,

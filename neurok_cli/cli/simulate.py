@@ -27,7 +27,8 @@ def _parse_cells(text: str | None) -> tuple[int, ...] | None:
 
 @guarded
 def simulate(
-    file: Annotated[Path, typer.Argument(help="Mesh to simulate (OBJ, GLB/glTF, PLY, STL).")],
+    file: Annotated[Path, typer.Argument(
+        help="Mesh to simulate (OBJ, GLB/glTF, PLY, STL; up to 1,500,000 triangles).")],
     output: o.Output,
     seconds: o.Seconds = 2.0,
     fps: o.Fps = 30.0,

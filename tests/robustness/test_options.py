@@ -201,7 +201,8 @@ def test_every_numeric_option_of_every_command_has_a_range():
 
 
 @pytest.mark.parametrize("command, limits", [
-    ("animate", ["20,000 frames", "a whole number from 0 to 4,294,967,295", "below 5,000,000"]),
+    ("animate", ["20,000 frames", "a whole number from 0 to 4,294,967,295", "below 5,000,000",
+                 "up to 1,500,000 triangles"]),
     ("simulate", ["20,000 frames", "a whole number from 100 to 100,000"]),
     ("preview", ["a number from -90 to 90", "a whole number from 16 to 8,192"]),
     ("dataset generate", ["20,000 frames", "a number from 0 to 1"]),

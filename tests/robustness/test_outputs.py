@@ -169,6 +169,11 @@ def test_a_rollout_past_its_step_budget_is_one_line_not_a_hang(tmp_path, monkeyp
                 "integration steps")
 
 
+def test_a_mesh_past_the_triangle_limit_is_refused_before_simulating(tmp_path, monkeypatch):
+    monkeypatch.setattr("neurok_cli.limits.MAX_FACES", 3)
+    run_hostile(tmp_path, ["simulate", "{mesh}", "-o", "{out}"], "4 triangles is more than")
+
+
 def test_the_step_budget_refuses_a_nanometre_object_at_once():
     from neurok_cli.model.dynamics import _step_budget
 
