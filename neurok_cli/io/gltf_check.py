@@ -18,6 +18,7 @@ COMPONENT_SIZES = {5120: 1, 5121: 1, 5122: 2, 5123: 2, 5125: 4, 5126: 4}
 INDEX_TYPES = (5121, 5123, 5125)
 TYPE_SIZES = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
+ATTRIBUTE_TYPES = {"POSITION": "VEC3", "NORMAL": "VEC3", "TEXCOORD_0": "VEC2"}
 PATH_TYPES = {"translation": "VEC3", "rotation": "VEC4", "scale": "VEC3", "weights": "SCALAR"}
 ARRAYS = ("accessors", "animations", "bufferViews", "buffers", "images", "materials", "meshes",
           "nodes", "samplers", "scenes", "skins", "textures")
@@ -148,10 +149,10 @@ def _check_accessors(c: _Checker) -> None:
     for i, acc in enumerate(c.objects("accessors")):
         where = f"accessor {i}"
         ctype, atype = acc.get("componentType"), acc.get("type")
-        if ctype not in COMPONENT_SIZES or isinstance(ctype, bool):
+        if not _is_int(ctype) or ctype not in COMPONENT_SIZES:
             valid = ", ".join(map(str, COMPONENT_SIZES))
             c.fail(f"{where} componentType", f"must be one of {valid}, not {_short(ctype)}")
-        if atype not in TYPE_SIZES:
+        if not isinstance(atype, str) or atype not in TYPE_SIZES:
             c.fail(f"{where} type", f"must be one of {', '.join(TYPE_SIZES)}, not {_short(atype)}")
         count = c.count(f"{where} count", acc.get("count"), low=1)
         elem = COMPONENT_SIZES[ctype] * TYPE_SIZES[atype]
@@ -194,8 +195,7 @@ def _check_primitive(c: _Checker, where: str, prim: dict) -> None:
     counts = {_accessor_count(c, f"{where} attribute {k}", a) for k, a in attrs.items()}
     if len(counts) > 1:
         c.fail(where, f"has attributes of different counts {sorted(counts)}")
-    if "POSITION" in attrs and c.js["accessors"][attrs["POSITION"]]["type"] != "VEC3":
-        c.fail(f"{where} POSITION", "must be a VEC3 accessor")
+    _check_types(c, where, attrs)
     if "indices" in prim:
         i = c.index(f"{where} indices", prim["indices"], "accessors")
         acc = c.js["accessors"][i]
@@ -213,6 +213,14 @@ def _check_primitive(c: _Checker, where: str, prim: dict) -> None:
         for k, a in c.mapping(f"{where} target {t}", target).items():
             if _accessor_count(c, f"{where} target {t} {k}", a) not in (counts or {None}):
                 c.fail(f"{where} target {t} {k}", "has a count unlike the primitive's")
+        _check_types(c, f"{where} target {t}", target)
+
+
+def _check_types(c: _Checker, where: str, attrs: dict) -> None:
+    """The attributes we read have the element type the readers assume."""
+    for name, want in ATTRIBUTE_TYPES.items():
+        if name in attrs and c.js["accessors"][attrs[name]]["type"] != want:
+            c.fail(f"{where} {name}", f"must be a {want} accessor")
 
 
 def _check_meshes(c: _Checker) -> None:
@@ -275,9 +283,11 @@ def _check_animations(c: _Checker) -> None:
             if not _is_int(smp) or not 0 <= smp < len(samplers):
                 c.fail(where, f"refers to sampler {smp!r}, but the animation has {len(samplers)}")
             target = c.mapping(f"{where} target", ch.get("target"))
+            if not isinstance(target.get("path"), str):
+                c.fail(f"{where} target path", f"must be a name such as {', '.join(PATH_TYPES)}")
             if "node" in target:
                 c.index(f"{where} target", target["node"], "nodes")
-                if target.get("path") in PATH_TYPES:
+                if target["path"] in PATH_TYPES:
                     _check_channel(c, where, samplers[smp], target["node"], target["path"])
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,6 +197,24 @@ def _json_number(x: np.generic) -> float | int:
     return int(x) if np.issubdtype(type(x), np.integer) else float(x)
 
 
+def _finite(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):  # 1e400 parses as infinity
+        raise ValueError(f"number {text} is out of range")
+    return x
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _json_loads(text: str) -> object:
+    """Strict JSON: NaN, Infinity and numbers that overflow are refused (ValueError), as the
+    JSON standard and glTF require; they would otherwise reach exports that cannot write
+    them."""
+    return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+
+
 def load_document(path: str | Path) -> GltfDocument:
     """Read a .gltf (with data URIs or external .bin) or .glb file into one document."""
     path = Path(path)
@@ -204,8 +223,8 @@ def load_document(path: str | Path) -> GltfDocument:
         js, bin_chunk = _split_glb(path, data)
     else:
         try:
-            js = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            js = _json_loads(data.decode("utf-8"))
+        except (ValueError, RecursionError) as e:  # bad UTF-8, bad JSON, NaN, too deep
             raise InputError(f"{path}: not valid glTF JSON ({e.__class__.__name__}: {e})") from e
         bin_chunk = None
     if not isinstance(js, dict) or "asset" not in js:
@@ -250,8 +269,8 @@ def _split_glb(path: Path, data: bytes) -> tuple[dict, bytes | None]:
             raise InputError(f"{path}: truncated GLB chunk")
         if ctype == CHUNK_JSON:
             try:
-                js = json.loads(chunk.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
+                js = _json_loads(chunk.decode("utf-8"))
+            except (ValueError, RecursionError) as e:  # bad UTF-8, bad JSON, NaN, too deep
                 raise InputError(f"{path}: corrupt GLB JSON chunk ({e})") from e
         elif ctype == CHUNK_BIN and bin_chunk is None:
             bin_chunk = chunk

@@ -107,8 +107,13 @@ GLTF_CASES: dict[str, tuple[Callable[[dict], None], str]] = {
     "matrix of 3": (_set("nodes/0/matrix", [1, 0, 0]), "matrix must be an array of 16"),
     "matrix with text": (_set("nodes/0/matrix", ["1"] * 16), "matrix must be an array of 16"),
     "translation of 2": (_set("nodes/0/translation", [1, 2]), "translation"),
-    "rotation NaN": (_set("nodes/0/rotation", [float("nan"), 0, 0, 1]), "rotation"),
-    "scale infinite": (_set("nodes/0/scale", [float("inf"), 1, 1]), "scale"),
+    "rotation NaN": (_set("nodes/0/rotation", [float("nan"), 0, 0, 1]),
+                     "NaN is not a JSON number"),
+    "scale infinite": (_set("nodes/0/scale", [float("inf"), 1, 1]),
+                       "Infinity is not a JSON number"),
+    "NaN in a field nobody reads": (_set("nodes/0/extras", {"x": float("nan")}), "NaN"),
+    "rotation of text": (_set("nodes/0/rotation", ["0", "0", "0", "1"]), "rotation"),
+    "translation is null": (_set("nodes/0/translation", None), "translation"),
     "asset 5": (_set("asset", 5), "'asset' is 5"),
     "asset missing": (_drop("asset"), "no 'asset'"),
     "version 1.0": (_set("asset/version", "1.0"), "version '1.0'"),
@@ -263,6 +268,12 @@ FILE_CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
                                       "corrupt GLB JSON chunk"),
     "glTF that is a JSON list": (_text("m.gltf", "[1, 2, 3]"), "not a glTF 2.0 file"),
     "glTF that is not JSON": (_text("m.gltf", "{asset: 2.0"), "not valid glTF JSON"),
+    "glTF nested 100,000 deep": (_text("m.gltf", "[" * 100_000 + "]" * 100_000),
+                                 "not valid glTF JSON"),
+    "glTF number 1e400": (_text("m.gltf", '{"asset": {"version": "2.0"}, "x": 1e400}'),
+                          "out of range"),
+    "glTF in UTF-16": (_text("m.gltf", json.dumps(gltf_doc()).encode("utf-16")),
+                       "not valid glTF JSON"),
 }
 ALL = {**{f"glTF {k}": (_gltf_file(m), n) for k, (m, n) in GLTF_CASES.items()}, **FILE_CASES}
 FRAME_FOLDERS = ("frame folder with a bad later frame", "frame folder with another topology")
