@@ -79,7 +79,7 @@ def parse_obj(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str,
                 current.append((poly[0], poly[i], poly[i + 1]))
         elif key == "usemtl":
             current = groups.setdefault(" ".join(toks[1:]), [])
-        elif key == "mtllib":
+        elif key == "mtllib" and len(toks) > 1:  # an empty one names nothing to read
             mtllibs.append(line.split(None, 1)[1].strip())
     for arr, n in ((v, 3), (vt, 2), (vn, 3)):
         if any(len(x) != n for x in arr):

@@ -55,7 +55,7 @@ def resolve_ref(asset: Path, ref: str, *, what: str, uri: bool) -> Path:
         target = (folder / text).resolve()
     except (OSError, RuntimeError, ValueError) as e:  # a link loop, a name the OS refuses
         raise InputError(f"{asset}: {what} reference {shown} cannot be resolved ({e})") from e
-    if not target.is_relative_to(folder) or target == folder:
+    if not target.is_relative_to(folder):
         raise InputError(f"{asset}: {what} refers to {shown}, which lies outside the asset's "
                          f"folder {folder}; copy the file beside the asset and refer to it "
                          "by a relative path")
