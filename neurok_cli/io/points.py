@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from .mesh import MAX_COORDINATE
 
 POINT_SUFFIXES = (".xyz", ".txt", ".csv", ".npy", ".ply", ".obj")
 
@@ -83,4 +84,8 @@ def load_points(path: str | Path) -> np.ndarray:
         raise InputError(f"{path}: has {len(points)} points; a shape needs at least 16")
     if not np.isfinite(points).all():
         raise InputError(f"{path}: coordinates contain NaN or infinity")
+    big = float(np.abs(points).max())
+    if big > MAX_COORDINATE:
+        raise InputError(f"{path}: a coordinate is {big:.3g}; coordinates beyond "
+                         f"{MAX_COORDINATE:.0e} cannot be computed with: rescale the file")
     return points

@@ -308,3 +308,42 @@ def test_other_commands_refuse_the_same_files(name, command, tmp_path):
     result = runner.invoke(app, args)
     assert_one_error_line(result, needle)
     assert list(out.iterdir()) == []
+
+
+def _points(name: str, rows: np.ndarray | str) -> Callable[[Path], Path]:
+    def build(folder: Path) -> Path:
+        p = folder / name
+        if isinstance(rows, str):
+            p.write_text(rows)
+        else:
+            np.save(p, rows, allow_pickle=True)
+        return p
+
+    return build
+
+
+_CLOUD = np.random.default_rng(0).random((40, 3))
+POINT_CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "points 1e300": (_points("p.npy", np.vstack([_CLOUD, [[1e300, 0, 0]]])),
+                     "a coordinate is 1e+300"),
+    "points NaN": (_points("p.xyz", "\n".join(["0 0 0"] * 20 + ["nan 1 2"])), "NaN"),
+    "points too few": (_points("p.xyz", "0 0 0\n1 1 1\n"), "at least 16"),
+    "points pickled": (_points("p.npy", np.array([{"a": 1}] * 20, dtype=object)),
+                       "cannot read"),
+    "points text among numbers": (_points("p.csv", "x,y,z\n" + "1,2,3\n" * 20 + "a,b,c\n"),
+                                  "not a row of numbers"),
+    "points of two columns": (_points("p.npy", _CLOUD[:, :2]), "expected an (N, 3) array"),
+}
+
+
+@pytest.mark.parametrize("name", list(POINT_CASES))
+def test_a_malformed_point_cloud_is_one_line_and_writes_nothing(name, tmp_path):
+    build, needle = POINT_CASES[name]
+    rest = tmp_path / "rest.obj"
+    rest.write_text(TETRA_OBJ)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = runner.invoke(app, ["fit", str(build(tmp_path)), "--rest", str(rest), "-o",
+                                 str(out / "f.json"), "--steps", "1"])
+    assert_one_error_line(result, needle)
+    assert list(out.iterdir()) == []
