@@ -36,18 +36,25 @@ def _sphere(n: int = 16) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _scan(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A sphere as a scanner leaves it: noise, holes, duplicated faces (both windings), a fin
-    of three faces on one edge (non-manifold) and stray points no face uses."""
+    """A sphere as a scanner leaves it: noise, holes, flipped patches, duplicated faces (both
+    windings), a fin of three faces on one edge and a bowtie on one vertex (non-manifold), a
+    zero-area face, a floating island and stray points no face uses."""
     rng = np.random.default_rng(seed)
     v, f = _sphere()
     v = v + rng.normal(0, 2e-3, v.shape)
     f = f[rng.random(len(f)) > 0.06]  # holes
+    flip = rng.random(len(f)) < 0.1
+    f[flip] = f[flip][:, ::-1]
     f = np.vstack([f, f[:40], f[40:70, ::-1]])  # duplicates
     n = len(v)
-    v = np.vstack([v, [[0.3, 1.3, 0.0], [0.2, 1.2, 0.2], [-0.2, 1.4, 0.1]],
-                   rng.normal(0, 0.3, (12, 3))])  # fin tips, then stray points
+    extra = [[0.3, 1.3, 0.0], [0.2, 1.2, 0.2], [-0.2, 1.4, 0.1],  # fin tips
+             [2.0, 0, 0], [2.1, 0, 0], [2.2, 0, 0],  # a zero-area face
+             [0, 0, 2.0], [0.1, 0, 2.0], [0, 0.1, 2.0],  # an island
+             [0, 2.0, 0], [0.1, 2.1, 0], [-0.1, 2.1, 0], [0.1, 1.9, 0], [-0.1, 1.9, 0]]
+    v = np.vstack([v, extra, rng.normal(0, 0.3, (12, 3))])  # then stray points
     a, b = f[0, 0], f[0, 1]
-    f = np.vstack([f, [[a, b, n], [a, b, n + 1], [b, a, n + 2]]])
+    f = np.vstack([f, [[a, b, n], [a, b, n + 1], [b, a, n + 2], [n + 3, n + 4, n + 5],
+                       [n + 6, n + 7, n + 8], [n + 9, n + 10, n + 11], [n + 9, n + 12, n + 13]]])
     return v, f
 
 
