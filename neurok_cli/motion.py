@@ -470,7 +470,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                 if cfg.category == "beam" else None,
                 pin_offset=f64(joint.offset) if joint else None,
                 volume=_volume_term(owner, faces, rest_body, cfg) if cfg.category != "cloth"
-                and not len(_rim(faces)) else None)
+                else None)
     g = max(float(np.linalg.norm(cond.gravity)), 9.81)
     rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
     env = Environment(gravity=tuple(cond.gravity), ground=cond.ground, friction=cond.friction,

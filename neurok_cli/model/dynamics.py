@@ -302,6 +302,9 @@ class LatentDynamics(nn.Module):
         self._free_index = torch.nonzero(self.free)[:, 0]
         self._all_free, self._pins = bool(self.free.all()), bool(body.pinned.any())
         self._windy = bool(self.wind.any())
+        # air resists every motion through it, wind or not: a sheet swinging in still air
+        # is damped and settles (undamped, it swung through 180 degrees like a rigid card)
+        self._air = self._windy or env.air_density * env.drag > 0
         self._mass1 = body.mass[None, :, None]  # (1, Q, 1)
         self._mass3 = body.mass.repeat_interleave(3)[None, :, None]  # (1, Q 3, 1)
         self._weight = body.mass[:, None] * self.g  # (Q, 3) gravity on each point
@@ -442,7 +445,7 @@ class LatentDynamics(nn.Module):
             dissipative = friction + (fn - spring)[..., None] * up
             if energy:
                 energies["contact"] = 0.5 * kc * mc * (pen**2).sum(-1)
-        if self._windy:
+        if self._air:
             normal = self.body.normals @ fr["R"].transpose(1, 2)  # (S, Q, 3) world
             rel = self.wind_at(t) - xdot
             vn = (rel * normal).sum(-1)

@@ -8,7 +8,10 @@ moved to its nearest dynamics point is an exact cubic in the points' positions,
     V(p) = 1/6 sum_t p_a · (p_b x p_c)      over the triangles t = (a, b, c) of points,
 
 where the triangles are the mesh's faces whose three vertices have three different nearest
-points. Its energy is the bulk modulus' ½ K V0 (V / V0 - 1)², K = E / (3 (1 - 2ν)).
+points. Its energy is the bulk modulus' ½ K V0 (V / V0 - 1)², K = E / (3 (1 - 2ν)). On a
+surface with openings (a teapot's spout, a truck's wheel arches) V is the volume of the
+cones from the body frame's origin, the centre of mass, to the triangles: the openings
+count as lids through it, and V still falls when the body is squashed.
 """
 
 from __future__ import annotations

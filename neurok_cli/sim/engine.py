@@ -211,7 +211,6 @@ def run(spec: SceneSpec, *, seconds: float, fps: float = 30.0, closed: bool = Fa
     masks = [select_region(i.region, rest) for i in cond.impulses]
     pending = sorted(range(len(cond.impulses)), key=lambda i: cond.impulses[i].time)
     wind = to_mj(np.asarray(cond.wind, np.float64))
-    windy = bool(np.any(wind))
     n_frames = int(math.floor(seconds * fps + 1e-9)) + 1
     frames = np.empty((n_frames, sim.n, 3))
     kin, pot, work = (np.zeros(n_frames) for _ in range(3))
@@ -223,10 +222,10 @@ def run(spec: SceneSpec, *, seconds: float, fps: float = 30.0, closed: bool = Fa
             while pending and cond.impulses[pending[0]].time <= t + 1e-12:
                 i = pending.pop(0)
                 w_total += sim.kick(masks[i], np.asarray(cond.impulses[i].velocity))
-            if windy:
-                gust = 1.0 + cond.gust * math.sin(2 * math.pi * 0.7 * t)
-                d.qfrc_applied[:] = sim.wind_force(wind * gust, faces, closed)
-                w_total += float(d.qfrc_applied @ d.qvel) * spec.timestep
+            # air resists every motion through it, wind or not (see wind_force)
+            gust = 1.0 + cond.gust * math.sin(2 * math.pi * 0.7 * t)
+            d.qfrc_applied[:] = sim.wind_force(wind * gust, faces, closed)
+            w_total += float(d.qfrc_applied @ d.qvel) * spec.timestep
             with engine_errors():
                 mj.mj_step(m, d)
             step += 1

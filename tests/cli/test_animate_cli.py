@@ -151,7 +151,7 @@ def test_a_sheet_held_by_a_narrow_edge_hangs_from_it(tmp_path):
 @pytest.mark.parametrize("args, needle", [
     (["missing.obj", "-o", "x.glb"], "missing.obj"),
     (["{spot}", "-o", "x.glb", "--preset", "jump"], "--preset"),
-    (["{spot}", "-o", "x.glb", "--material", "rubber"], "--material"),
+    (["{spot}", "-o", "x.glb", "--material", "unobtainium"], "--material"),
     (["{spot}", "-o", "x.glb", "--weights", "nowhere"], "--weights"),
     (["{spot}", "-o", "x.xyz"], "output format"),
     (["{spot}", "-o", "x.ply"], "--format ply"),

@@ -60,7 +60,7 @@ def test_cloth_with_pins_and_wind_to_frames_and_video(tmp_path):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["--material", "jelly"], "soft, cloth, beam"),
+    (["--material", "unobtainium"], "soft, cloth, beam"),
     (["--young", "-5"], "--young must be a number > 0"),
     (["--gravity", "0,-9.81"], "three numbers"),
     (["--pin", "z >> 3"], "cannot read"),
@@ -94,7 +94,7 @@ def test_cells_set_the_soft_bodys_resolution(tmp_path):
                                + ([] if cells is None else ["--cells", cells]))
         assert result.exit_code == 0, result.output
         reports[cells] = json.loads(result.output)
-        assert any("pass --size" in w for w in reports[cells]["warnings"])  # 63 units across
+        assert "everyday size" in reports[cells]["size_from"]  # 63 units across
     assert reports["2,2,2"]["cells"] == [2, 2, 2] and reports["2,2,2"]["dofs"] == 81
     assert reports["2,2,2"]["dof"] == "trilinear"
     assert reports[None]["dofs"] == 3 * np.prod([c + 1 for c in reports[None]["cells"]])
