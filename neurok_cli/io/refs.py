@@ -27,6 +27,16 @@ def _show(ref: str) -> str:
     return repr(ref if len(ref) <= 120 else ref[:117] + "...")
 
 
+def _resolve(path: Path) -> Path:
+    """``path`` with every link followed. Strict first, so that a link loop raises on every
+    Python (3.13 no longer raises for one when not strict); a missing file resolves as far as
+    it exists."""
+    try:
+        return path.resolve(strict=True)
+    except (FileNotFoundError, NotADirectoryError):
+        return path.resolve()
+
+
 def resolve_ref(asset: Path, ref: str, *, what: str, uri: bool) -> Path:
     """The file that reference ``ref`` in file ``asset`` names, checked to lie in its folder.
 
@@ -52,7 +62,7 @@ def resolve_ref(asset: Path, ref: str, *, what: str, uri: bool) -> Path:
         raise InputError(f"{asset}: {what} has an empty or invalid reference {shown}")
     folder = asset.parent.resolve()
     try:
-        target = (folder / text).resolve()
+        target = _resolve(folder / text)
     except (OSError, RuntimeError, ValueError) as e:  # a link loop, a name the OS refuses
         raise InputError(f"{asset}: {what} reference {shown} cannot be resolved ({e})") from e
     if not target.is_relative_to(folder):

@@ -244,3 +244,13 @@ def _check_reference(kind: str, style: str, command: str, opened: list[str],
     assert str(asset) in result.stderr and f"secret{suffix}" in result.stderr
     secrets = {str((outside / f"secret{s}").resolve()) for s in (".bin", ".png", ".mtl")}
     assert not secrets & set(opened), f"opened {secrets & set(opened)}"
+
+
+@pytest.mark.parametrize("kind", ["gltf buffer", "gltf image", "obj mtllib", "mtl map_Kd"])
+def test_a_reference_into_a_link_loop_is_one_line(kind, place):
+    asset, _, out = place
+    _link(asset / "a.bin", asset / "b.bin")
+    _link(asset / "b.bin", asset / "a.bin")
+    src = KINDS[kind][0](asset, "a.bin")
+    result = runner.invoke(app, ["animate", str(src), "-o", str(out / "a.glb")])
+    assert_refused(result, "cannot be resolved", out)
