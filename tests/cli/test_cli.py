@@ -169,5 +169,6 @@ def test_a_bug_is_one_line_and_exit_status_2_and_its_traceback_on_request(monkey
     assert lines == ["neurok: internal error: RuntimeError: boom second line (please report it; "
                      "NEUROK_TRACEBACK=1 shows where it happened)"]
     monkeypatch.setenv("NEUROK_TRACEBACK", "1")
-    result = _run(*args)
-    assert isinstance(result.exception, RuntimeError)
+    result = _run(*args)  # the traceback above the line, and still a bug's exit status
+    assert result.exit_code == 2
+    assert "Traceback" in result.stderr and 'raise RuntimeError("boom' in result.stderr
