@@ -81,6 +81,7 @@ class MotionConfig:
     basis: str = "decoder"  # or "linear-modes": the baseline without the learned map
     strain_limit: float | None = None  # largest edge strain |l / l0 - 1| the decoded frames
     # keep (see model/strain.py); None: as decoded
+    still_air: bool = True  # air resists motion without wind too (off to match the data)
 
 
 @dataclass
@@ -475,7 +476,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
     env = Environment(gravity=tuple(cond.gravity), ground=cond.ground, friction=cond.friction,
                       wind=tuple(cond.wind), gust=cond.gust, air_density=AIR_DENSITY,
-                      drag=DRAG, contact_rate=rate, pin_rate=rate,
+                      drag=DRAG, still_air=cfg.still_air, contact_rate=rate, pin_rate=rate,
                       beta=cfg.material.damping * cfg.damping_scale)
     S = cfg.samples
     dyn = LatentDynamics(body, env, samples=S)

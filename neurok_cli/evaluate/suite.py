@@ -242,13 +242,14 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
 
 def sequence_motion_config(meta: dict, seconds: float, fps: float) -> MotionConfig:
     """The latent counterpart of a generated sequence: its category, material and
-    conditions (beams pinned where the engine pins them by default)."""
+    conditions (beams pinned where the engine pins them by default; air drags only in
+    wind, as in the data engine)."""
     material, cond = scene_of(meta)
     category = meta["category"]
     if category == "beam" and not cond.pins:
         cond.pins = [DEFAULT_BEAM_PIN]
     return MotionConfig(category=category, material=material, conditions=cond,
-                        seconds=seconds, fps=fps)
+                        seconds=seconds, fps=fps, still_air=False)  # as the data engine
 
 
 def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,

@@ -114,6 +114,7 @@ class Environment:
     gust: float = 0.0
     air_density: float = 1.2
     drag: float = 1.0
+    still_air: bool = True  # air drag without wind too (a body moving through still air)
     contact_rate: float = 100.0  # sqrt(contact stiffness per unit mass), 1/s
     contact_damping: float = 0.4  # damping ratio of contact
     pin_rate: float = 100.0  # sqrt(pin stiffness per unit mass), 1/s
@@ -304,7 +305,7 @@ class LatentDynamics(nn.Module):
         self._windy = bool(self.wind.any())
         # air resists every motion through it, wind or not: a sheet swinging in still air
         # is damped and settles (undamped, it swung through 180 degrees like a rigid card)
-        self._air = self._windy or env.air_density * env.drag > 0
+        self._air = self._windy or (env.still_air and env.air_density * env.drag > 0)
         self._mass1 = body.mass[None, :, None]  # (1, Q, 1)
         self._mass3 = body.mass.repeat_interleave(3)[None, :, None]  # (1, Q 3, 1)
         self._weight = body.mass[:, None] * self.g  # (Q, 3) gravity on each point

@@ -191,10 +191,12 @@ def _check_frame(rest_extent: float, rest_volume: float | None, x: np.ndarray,
 
 
 def run(spec: SceneSpec, *, seconds: float, fps: float = 30.0, closed: bool = False,
-        progress: Callable[[float], None] | None = None) -> SimResult:
+        progress: Callable[[float], None] | None = None, still_air: bool = True) -> SimResult:
     """Simulate ``spec`` for ``seconds``; frames at ``fps``. Checks stability as it goes.
 
     ``closed`` marks a watertight solid (volume is watched, wind pushes its windward side).
+    ``still_air``: air resists motion without wind too (the training corpus was made
+    without it, and the data engine keeps it off so that the corpus rebuilds bit for bit).
     """
     if not (seconds > 0 and fps > 0):
         raise UsageError("--seconds and --fps must be positive")
@@ -211,6 +213,7 @@ def run(spec: SceneSpec, *, seconds: float, fps: float = 30.0, closed: bool = Fa
     masks = [select_region(i.region, rest) for i in cond.impulses]
     pending = sorted(range(len(cond.impulses)), key=lambda i: cond.impulses[i].time)
     wind = to_mj(np.asarray(cond.wind, np.float64))
+    air = still_air or bool(np.any(wind))
     n_frames = int(math.floor(seconds * fps + 1e-9)) + 1
     frames = np.empty((n_frames, sim.n, 3))
     kin, pot, work = (np.zeros(n_frames) for _ in range(3))
@@ -222,10 +225,10 @@ def run(spec: SceneSpec, *, seconds: float, fps: float = 30.0, closed: bool = Fa
             while pending and cond.impulses[pending[0]].time <= t + 1e-12:
                 i = pending.pop(0)
                 w_total += sim.kick(masks[i], np.asarray(cond.impulses[i].velocity))
-            # air resists every motion through it, wind or not (see wind_force)
-            gust = 1.0 + cond.gust * math.sin(2 * math.pi * 0.7 * t)
-            d.qfrc_applied[:] = sim.wind_force(wind * gust, faces, closed)
-            w_total += float(d.qfrc_applied @ d.qvel) * spec.timestep
+            if air:  # air resists the motion through it, with or without wind
+                gust = 1.0 + cond.gust * math.sin(2 * math.pi * 0.7 * t)
+                d.qfrc_applied[:] = sim.wind_force(wind * gust, faces, closed)
+                w_total += float(d.qfrc_applied @ d.qvel) * spec.timestep
             with engine_errors():
                 mj.mj_step(m, d)
             step += 1

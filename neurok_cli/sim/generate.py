@@ -132,7 +132,7 @@ def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
         _record_rejection(cfg.out, job, "setup", str(e))
         return job.name, "setup", time.perf_counter() - t0
     closed = shape.kind != "sheet"
-    result = run(spec, seconds=cfg.seconds, fps=cfg.fps, closed=closed)
+    result = run(spec, seconds=cfg.seconds, fps=cfg.fps, closed=closed, still_air=False)
     if result.rejected:
         _record_rejection(cfg.out, job, result.rejected)
         return job.name, result.rejected, time.perf_counter() - t0
@@ -174,7 +174,8 @@ def replay(seq: Sequence, seconds: float, *, material: SimMaterial | None = None
                    material or stored_material, conditions or stored_conditions,
                    dof=meta["dof"], cells=tuple(meta["cells"]) if cells is None else cells)
     spec.timestep = float(meta["timestep"] if timestep is None else timestep)
-    return run(spec, seconds=seconds, fps=float(seq.fps), closed=meta["kind"] != "sheet")
+    return run(spec, seconds=seconds, fps=float(seq.fps), closed=meta["kind"] != "sheet",
+               still_air=False)
 
 
 def _record_rejection(out: Path, job: Job, reason: str, detail: str = "") -> None:
