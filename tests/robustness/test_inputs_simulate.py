@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -176,10 +178,26 @@ def test_an_obj_with_its_mtl_and_texture_beside_it_keeps_the_texture(tmp_path):
     assert asset.parts[0].material.texture == (tmp_path / "lib" / "t.png").read_bytes()
 
 
-def test_the_shared_assets_still_load_with_their_own_references(tmp_path):
-    """The shared OBJs name their MTL and textures beside them; copied elsewhere, whole
-    folders keep working."""
-    src = asset_path("spot").parent
-    copy = shutil.copytree(src, tmp_path / "spot")
-    asset = load_mesh(copy / Path(ASSET_FILES["spot"]).name)
-    assert asset.parts and all(np.isfinite(p.vertices).all() for p in asset.parts)
+def test_a_shared_asset_copied_elsewhere_keeps_its_texture(tmp_path):
+    """The capsule's OBJ names its MTL, and the MTL its JPEG, beside them: a copy of the
+    folder anywhere keeps the texture."""
+    src = asset_path("capsule").parent
+    copy = shutil.copytree(src, tmp_path / "capsule")
+    asset = load_mesh(copy / "capsule.obj")
+    assert asset.parts[0].material.texture == (src / "capsule0.jpg").read_bytes()
+
+
+@pytest.mark.parametrize("ref", ["../secret.bin", "%2e%2e/secret.bin"])
+def test_the_installed_command_refuses_in_its_own_process(ref, tmp_path):
+    """A real process: the one line is on stderr, stdout is empty, the exit status is 1."""
+    (tmp_path / "secret.bin").write_bytes(BLOB)
+    folder = tmp_path / "asset"
+    folder.mkdir()
+    (folder / "m.gltf").write_text(json.dumps(gltf_doc(buffer_uri=ref)))
+    out = tmp_path / "o.glb"
+    proc = subprocess.run([sys.executable, "-m", "neurok_cli", "animate", str(folder / "m.gltf"),
+                           "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "outside the asset's folder" in lines[0] and ref in lines[0]
+    assert not out.exists()
