@@ -34,6 +34,9 @@ def generate_cmd(
     workers: Annotated[int, typer.Option(help=ranged("Parallel processes.", "workers"))] = 1,
     shard: Annotated[str, typer.Option(help="i/n: make only jobs with index % n == i.")
                      ] = "0/1",
+    splits: Annotated[str, typer.Option(
+        help="Comma-separated splits to make now: train, val, test (e.g. test alone to "
+             "evaluate; the others can follow into the same folder).")] = "train,val,test",
     seconds: Annotated[float, typer.Option(
         help=ranged(f"Length of each sequence, seconds; {FRAMES_NOTE}.", "seconds"))] = 2.0,
     fps: Annotated[float, typer.Option(
@@ -61,7 +64,8 @@ def generate_cmd(
     cfg = GenerateConfig(out=out_dir, count=count, seed=seed,
                          categories=tuple(c.strip() for c in categories.split(",") if c.strip()),
                          shapes=shapes, workers=workers, shard=(i, n), seconds=seconds, fps=fps,
-                         interior_pins=interior_pins)
+                         interior_pins=interior_pins,
+                         splits=tuple(x.strip() for x in splits.split(",") if x.strip()))
     with progress_bar("simulating") as update:
         header = generate(cfg, progress=lambda k, total, tally: update(
             k, total, ", ".join(f"{v} {r}" for r, v in sorted(tally.items()))))

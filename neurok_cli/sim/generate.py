@@ -57,6 +57,7 @@ class GenerateConfig:
     seconds: float = 2.0
     fps: float = 30.0
     interior_pins: float = 0.0  # share of pinned sheets held by a patch inside them
+    splits: tuple[str, ...] = SPLITS  # the splits this run makes (the plan is the same)
 
 
 @dataclass
@@ -254,6 +255,8 @@ def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] 
     i, n = cfg.shard
     if not (0 <= i < n):
         raise UsageError(f"--shard {i}/{n}: need 0 <= i < n")
+    if not cfg.splits or set(cfg.splits) - set(SPLITS):
+        raise UsageError(f"--splits takes {', '.join(SPLITS)}, not {','.join(cfg.splits)}")
     if cfg.count < 1 or cfg.workers < 1:
         raise UsageError("--count and --workers must be at least 1")
     check_frames(cfg.seconds, cfg.fps)
@@ -264,7 +267,8 @@ def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] 
     for folder in (cfg.out, *(cfg.out / s for s in SPLITS), cfg.out / "rejected"):
         remove_partials(folder)  # what a run killed inside a write left
     jobs = plan(cfg)
-    todo = [j for j in jobs if j.index % n == i and not _done(cfg.out, j)]
+    todo = [j for j in jobs if j.index % n == i and j.split in cfg.splits
+            and not _done(cfg.out, j)]
     tally: Counter = Counter()
     if todo:
         # fork: cheap to start and free of __main__ re-imports; the parent holds no engine state

@@ -89,6 +89,20 @@ def test_shards_partition_the_jobs(tmp_path):
     assert sum(sum(c.values()) for c in read_header(out).counts.values()) == 4
 
 
+def test_splits_make_only_their_jobs_and_the_rest_can_follow(tmp_path):
+    """--splits test makes the test sequences alone (to evaluate without the training
+    set); a later run into the same folder adds the others, as the plan has them."""
+    out = tmp_path / "t"
+    jobs = plan(_cfg(out, count=12))
+    generate(_cfg(out, count=12, splits=("test",)))
+    made = {f.stem for f in sequence_files(out)}
+    assert made and made == {j.name for j in jobs if j.split == "test"}
+    generate(_cfg(out, count=12))
+    assert {f.stem for f in sequence_files(out)} == {j.name for j in jobs}
+    with pytest.raises(Exception, match="--splits"):
+        generate(_cfg(out, count=12, splits=("holdout",)))
+
+
 def test_rejected_runs_are_counted_and_not_retried(tmp_path, monkeypatch):
     from neurok_cli.sim import engine
 
