@@ -24,7 +24,7 @@ ARRAYS = ("accessors", "animations", "bufferViews", "buffers", "images", "materi
           "nodes", "samplers", "scenes", "skins", "textures")
 UNSUPPORTED = {"KHR_draco_mesh_compression": "Draco compression",
                "EXT_meshopt_compression": "meshopt compression"}
-MAX_ZEROS_BYTES = 1 << 30  # an accessor without a bufferView is allocated as zeros
+MAX_ZEROS_BYTES = 1 << 28  # an accessor without a bufferView is allocated as zeros (256 MiB)
 
 
 def _is_int(x: object) -> bool:

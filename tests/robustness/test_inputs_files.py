@@ -122,6 +122,8 @@ GLTF_CASES: dict[str, tuple[Callable[[dict], None], str]] = {
     "count 1.5": (_set("accessors/0/count", 1.5), "count must be a whole number"),
     "count past its buffer": (_set("accessors/0/count", 400), "past the end of bufferView"),
     "byteOffset past its view": (_set("accessors/1/byteOffset", 20), "past the end of bufferView"),
+    "2**31 zeros without a bufferView": (lambda js: js["accessors"][0].update(
+        bufferView=None, count=2**31) or js["accessors"][0].pop("bufferView"), "too large"),
     "negative byteOffset": (_set("accessors/0/byteOffset", -4), "byteOffset"),
     "view past its buffer": (_set("bufferViews/1/byteLength", 4000), "past the end of buffer"),
     "view of a missing buffer": (_set("bufferViews/0/buffer", 3), "buffer 3"),
