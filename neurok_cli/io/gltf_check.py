@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import NoReturn
 
 from ..errors import InputError
 
@@ -41,7 +42,7 @@ class _Checker:
     def __init__(self, js: dict, path: Path | None):
         self.js, self.name = js, str(path) if path else "glTF"
 
-    def fail(self, where: str, problem: str) -> None:
+    def fail(self, where: str, problem: str) -> NoReturn:
         raise InputError(f"{self.name}: {where} {problem}; the file is not valid glTF 2.0")
 
     def objects(self, key: str) -> list[dict]:
@@ -261,18 +262,22 @@ def _check_nodes(c: _Checker) -> None:
         c.index("'scene'", c.js["scene"], "scenes")
 
 
+def _check_samplers(c: _Checker, a: int, samplers: object) -> list[dict]:
+    if not isinstance(samplers, list):
+        c.fail(f"animation {a} samplers", "must be an array")
+    for s, smp in enumerate(samplers):
+        where = f"animation {a} sampler {s}"
+        smp = c.mapping(where, smp)
+        c.index(f"{where} input", smp.get("input"), "accessors")
+        c.index(f"{where} output", smp.get("output"), "accessors")
+        if smp.get("interpolation", "LINEAR") not in INTERPOLATIONS:
+            c.fail(f"{where} interpolation", f"must be one of {', '.join(INTERPOLATIONS)}")
+    return samplers
+
+
 def _check_animations(c: _Checker) -> None:
     for a, anim in enumerate(c.objects("animations")):
-        samplers = anim.get("samplers", [])
-        if not isinstance(samplers, list):
-            c.fail(f"animation {a} samplers", "must be an array")
-        for s, smp in enumerate(samplers):
-            where = f"animation {a} sampler {s}"
-            smp = c.mapping(where, smp)
-            c.index(f"{where} input", smp.get("input"), "accessors")
-            c.index(f"{where} output", smp.get("output"), "accessors")
-            if smp.get("interpolation", "LINEAR") not in INTERPOLATIONS:
-                c.fail(f"{where} interpolation", f"must be one of {', '.join(INTERPOLATIONS)}")
+        samplers = _check_samplers(c, a, anim.get("samplers", []))
         channels = anim.get("channels", [])
         if not isinstance(channels, list):
             c.fail(f"animation {a} channels", "must be an array")
