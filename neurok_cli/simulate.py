@@ -86,14 +86,17 @@ def _category(cfg: SimulateConfig, surface: np.ndarray) -> str:
     ``animate`` decides), else soft. Soft bodies and beams fill their bounding box with cells,
     which a box without thickness cannot hold."""
     ext = np.sort(np.ptp(surface, axis=0))  # smallest first
-    if cfg.material in MATERIALS:  # a named material: its own kind
-        return resolve_material(cfg.material, "soft")[0]
     if cfg.material == AUTO:
         return "cloth" if ext[0] < FLAT * ext[2] else "soft"
-    if cfg.material != "cloth" and ext[0] <= 1e-9 * ext[2]:
+    # a named material has its own kind
+    category = resolve_material(cfg.material, "soft")[0] if cfg.material in MATERIALS \
+        else cfg.material
+    if category != "cloth" and ext[0] <= 1e-9 * ext[2]:
         raise UsageError(f"{cfg.input}: the mesh is flat (no thickness along an axis), so it "
-                         f"cannot be simulated as {cfg.material}; use --material cloth or auto")
-    return cfg.material
+                         f"cannot be simulated as {cfg.material}"
+                         f"{f' ({category})' if category != cfg.material else ''}; use "
+                         "--material cloth or auto")
+    return category
 
 
 def _material(cfg: SimulateConfig, asked: str) -> SimMaterial:

@@ -116,10 +116,16 @@ def test_a_messy_scan_simulates(extra, tmp_path):
 def test_a_flat_sheet_is_cloth_unless_told_otherwise(tmp_path):
     src = _write_ply(tmp_path / "sheet.ply", *_sheet(), extra=False)
     assert _simulate(src, tmp_path / "s.glb")["material"] == "cloth"
-    out = tmp_path / "soft.glb"
-    result = runner.invoke(app, ["simulate", str(src), "-o", str(out), "--material", "soft"])
-    assert_one_error_line(result, "use --material cloth")
-    assert not out.exists()
+    assert _simulate(src, tmp_path / "silk.glb", "--material", "silk")["material"] == "cloth"
+
+
+@pytest.mark.parametrize("material", ["soft", "beam", "rubber"])
+def test_a_flat_sheet_as_a_solid_is_one_line(material, tmp_path):
+    src = _write_ply(tmp_path / "sheet.ply", *_sheet(), extra=False)
+    out = tmp_path / "solid.glb"
+    result = runner.invoke(app, ["simulate", str(src), "-o", str(out), "--material", material])
+    assert_one_error_line(result, f"cannot be simulated as {material}")
+    assert "use --material cloth" in result.stderr and not out.exists()
 
 
 def test_a_tilted_flat_sheet_simulates_as_cloth(tmp_path):
