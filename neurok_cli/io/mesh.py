@@ -140,12 +140,17 @@ def validate(asset: Asset) -> None:
 
 
 def _check_area(asset: Asset) -> None:
-    """Refuse a surface without area: collinear vertices, or faces that welding collapses."""
+    """Refuse a surface without area: collinear vertices, or faces that welding collapses.
+
+    A face of at least 1e-6 extent^2 has edges far longer than the welding tolerance, so it
+    survives welding: only meshes without such a face are welded here to find out."""
     v, f = asset.vertices, asset.faces
-    area = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]),
-                                axis=1).sum()
-    extent = float(np.ptp(v, axis=0).max())
-    if not area > 1e-12 * extent**2 or len(asset.welded().faces) == 0:
+    areas = 0.5 * np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]),
+                                 axis=1)
+    extent2 = float(np.ptp(v, axis=0).max()) ** 2
+    if areas.max() >= 1e-6 * extent2:
+        return
+    if not areas.sum() > 1e-12 * extent2 or len(asset.welded().faces) == 0:
         raise InputError(f"{asset.path}: the faces have no area (all vertices lie on a line "
                          "or the triangles are degenerate); there is no surface to deform")
 
