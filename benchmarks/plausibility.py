@@ -1,5 +1,6 @@
 """Does `neurok animate` look as physical as the engine it learned from? Both commands on the
-shared assets under the same conditions, measured side by side (DESIGN.md §9).
+shared assets (and a plain sheet it makes) under the same conditions, side by side
+(DESIGN.md §9).
 
     python benchmarks/plausibility.py [--assets penguin spot capsule] [--presets drop]
         [--seconds 4] [--size 0.3] [--json out.json] [--sheet out.png] [--weights NAME]
@@ -33,7 +34,7 @@ from neurok_cli.simulate import SimulateConfig, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
-ASSETS = {"penguin": "penguin.obj", "spot": "spot/spot_triangulated.obj",
+ASSETS = {"sheet": None, "penguin": "penguin.obj", "spot": "spot/spot_triangulated.obj",
           "capsule": "capsule/capsule.obj", "chair": "chair_model.obj",
           "teapot": "teapot.stl", "truck": "CesiumMilkTruck.glb",
           "mountain": "mountain.obj", "simplemorph": "SimpleMorph.gltf"}
@@ -50,10 +51,22 @@ def _frames(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return scene.frames, faces
 
 
+def write_sheet(path: Path, n: int = 24) -> Path:
+    """A flat square sheet of n x n vertices (OBJ, unitless): the plain cloth test."""
+    x, z = np.meshgrid(np.linspace(0, 1, n), np.linspace(0, 1, n), indexing="ij")
+    lines = [f"v {a:.6f} 0 {b:.6f}" for a, b in zip(x.ravel(), z.ravel())]
+    for i in range(n - 1):
+        for j in range(n - 1):
+            a, b, c, d = i * n + j + 1, i * n + j + 2, (i + 1) * n + j + 1, (i + 1) * n + j + 2
+            lines += [f"f {a} {b} {c}", f"f {b} {d} {c}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def run_pair(name: str, preset: str, seconds: float, size: float | None, weights: str,
              tmp: Path) -> tuple[dict, dict]:
     """One asset under one preset, through both commands: a row and the frames of each."""
-    src = SHARED / ASSETS[name]
+    src = SHARED / ASSETS[name] if ASSETS[name] else write_sheet(tmp / f"{name}.obj")
     t0 = time.perf_counter()
     a_out = tmp / f"{name}-{preset}-animate.glb"
     rep = animate(AnimateConfig(input=src, output=a_out, seconds=seconds, preset=preset,

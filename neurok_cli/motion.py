@@ -27,6 +27,7 @@ from .model import (
     farthest_point_sample,
     knn_weights,
 )
+from .model.bending import bending_modes
 from .model.dynamics import (
     Body,
     Centreline,
@@ -36,7 +37,7 @@ from .model.dynamics import (
     Rollout,
     rollout,
 )
-from .model.reduced import Fit, fit_quadratic, linear_modes
+from .model.reduced import Fit, ReducedShape, fit_quadratic, linear_modes
 from .model.skinning import point_neighbours, skin, smooth_weights
 from .model.strain import driving_graph, limit_strain, mesh_edges
 from .model.volume import VolumeTerm
@@ -82,6 +83,7 @@ class MotionConfig:
     strain_limit: float | None = None  # largest edge strain |l / l0 - 1| the decoded frames
     # keep (see model/strain.py); None: as decoded
     still_air: bool = True  # air resists motion without wind too (off to match the data)
+    bends: int = 12  # a sheet's bending modes beside the decoder's directions (model/bending.py)
 
 
 @dataclass
@@ -453,6 +455,10 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                                            clamped, vc, dyn_idx, query_idx)
     else:
         raise UsageError(f"unknown basis {cfg.basis!r}; choose decoder or linear-modes")
+    if cfg.category == "cloth" and cfg.bends:
+        fit, displacement_all = _with_bends(fit, displacement_all, cfg.bends, rest_body,
+                                            _vertex_normals(v, faces)[dyn_idx], mass, v,
+                                            dyn_idx, query_idx, dyn_in_query)
     clock["fit"] = time.perf_counter()
 
     # --- springs, pins, forces -----------------------------------------------------------
@@ -480,8 +486,8 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                       beta=cfg.material.damping * cfg.damping_scale)
     S = cfg.samples
     dyn = LatentDynamics(body, env, samples=S)
-    q0 = torch.zeros(S, k_q, dtype=torch.float64)
-    qd0 = torch.zeros(S, k_q, dtype=torch.float64)
+    q0 = torch.zeros(S, fit.shape.dims, dtype=torch.float64)  # the decoder's k_q first
+    qd0 = torch.zeros(S, fit.shape.dims, dtype=torch.float64)
     if S > 1:  # sample 0 is the motion of the conditions alone; the others vary around it
         draw = torch.randn(S - 1, 2, mcfg.latent_dim, generator=gen, dtype=torch.float64)
         scale = cfg.diversity if cfg.diversity is not None else (
@@ -489,13 +495,13 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
         if cfg.spread is not None:
             draw = draw @ cfg.spread.to(torch.float64).cpu().T
         basis = sub.basis.to(torch.float64).cpu()
-        q0[1:] = scale * draw[:, 0] @ basis
+        q0[1:, :k_q] = scale * draw[:, 0] @ basis
         omega = max(dyn.elastic_rate(), 1.0)
-        qd0[1:] = scale * omega * draw[:, 1] @ basis
+        qd0[1:, :k_q] = scale * omega * draw[:, 1] @ basis
     if cfg.start is not None:  # every sample starts from the fitted state (and varies)
         st = cfg.start
-        q0 = q0 + sub.to_reduced(f64(st.z).to(sub.origin)).to(torch.float64).cpu()
-        qd0 = qd0 + (f64(st.z_dot).to(sub.basis) @ sub.basis).to(torch.float64).cpu()
+        q0[:, :k_q] += sub.to_reduced(f64(st.z).to(sub.origin)).to(torch.float64).cpu()
+        qd0[:, :k_q] += (f64(st.z_dot).to(sub.basis) @ sub.basis).to(torch.float64).cpu()
         R0 = f64(st.rotation)
         dyn.R_ref = R0.expand(S, 3, 3).clone()
     y0 = dyn.initial_state(q0, qd0, f64(cond.velocity), f64(cond.spin))
@@ -523,7 +529,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     clock["decode"] = time.perf_counter()
     stats = {"vertices": len(v), "driving_points": len(query_idx),
              "dynamics_points": len(dyn_idx), "latent_dims": mcfg.latent_dim,
-             "reduced_dims": k_q, "springs": len(edges), "mass_kg": mass_total,
+             "reduced_dims": fit.shape.dims, "springs": len(edges), "mass_kg": mass_total,
              "size_m": size, "fit_residual": fit.residual, "run_residual": residual,
              "strain_limit": cfg.strain_limit, "strain_sweeps": sweeps,
              "steps": roll.steps, "step_s": cfg.seconds / max(roll.steps, 1),
@@ -548,6 +554,31 @@ def _volume_term(owner: np.ndarray, faces: np.ndarray, rest: np.ndarray, cfg: Mo
     bulk = cfg.stiffness * mat.young / (3.0 * (1.0 - 2.0 * mat.poisson))
     return VolumeTerm.build(torch.as_tensor(owner), torch.as_tensor(faces),
                             torch.as_tensor(rest, dtype=torch.float64), bulk)
+
+
+def _with_bends(fit: Fit, displacement_all, m: int, rest: np.ndarray, normals: np.ndarray,
+                mass: np.ndarray, v: np.ndarray, dyn_idx: np.ndarray, query_idx: np.ndarray,
+                dyn_in_query: np.ndarray):
+    """The decoder's fit and decoded displacements with ``m`` bending modes of the sheet
+    appended as further coordinates (see model/bending.py): exact at the dynamics points,
+    carried to the other driving points by smooth weights."""
+    modes = bending_modes(rest, normals, mass, m)  # (Q, 3, m)
+    m = modes.shape[-1]
+    if m == 0:
+        return fit, displacement_all
+    shape, k = fit.shape, fit.shape.dims
+    Q = shape.rest.shape[0]
+    quadratic = torch.zeros(Q, 3, k + m, k + m, dtype=torch.float64)
+    quadratic[..., :k, :k] = shape.quadratic
+    bent = ReducedShape(shape.rest, torch.cat([shape.linear, modes], -1), quadratic)
+    idx, w = smooth_weights(torch.as_tensor(v[query_idx]), torch.as_tensor(v[dyn_idx]))
+    carried = (modes.permute(2, 0, 1)[:, idx] * w[None, ..., None]).sum(2)  # (m, Qall, 3)
+    carried[:, torch.as_tensor(dyn_in_query)] = modes.permute(2, 0, 1)
+
+    def displacement(q: torch.Tensor) -> torch.Tensor:
+        return displacement_all(q[:, :k]) + torch.einsum("sm,mpi->spi", q[:, k:], carried)
+
+    return Fit(bent, fit.residual), displacement
 
 
 def _modes_fit(rest, mass, edges, k_edge, k_q, pinned, clamped, vc, dyn_idx, query_idx):
