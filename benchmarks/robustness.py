@@ -10,7 +10,8 @@ own, as ``neurok animate`` guesses it), e.g. ``beam`` to run the beam dynamics o
 are not beams.
 
 Bounded: no vertex ever farther than 5 x the asset's size from where it started (objects
-fall, slide and bounce, but nothing flies off). Prints a table, writes JSON; exits 1 when any
+fall, slide and bounce, but nothing flies off), and a closed solid ends with at least
+MIN_VOLUME of its volume. Prints a table, writes JSON; exits 1 when any
 run fails a check.
 """
 
@@ -27,11 +28,13 @@ from pathlib import Path
 import numpy as np
 
 from neurok_cli.animate import PRESETS
+from neurok_cli.evaluate.plausibility import plausibility
 from neurok_cli.io.gltf_doc import load_document
 from neurok_cli.io.gltf_read import read_animated
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.sim.conditions import CATEGORIES
 
+MIN_VOLUME = 0.9
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "assets"
 ASSETS = {"penguin": ("penguin.obj", ["--size", "0.5"]),
@@ -68,16 +71,21 @@ def check(name: str, preset: str, seconds: float, weights: str, tmp: Path,
     doc = load_document(out)
     ours = [i for i, a in enumerate(doc.json["animations"]) if a.get("name", "").startswith(
         "neurok_")]
-    frames = read_animated(out, animations=ours).frames
+    scene = read_animated(out, animations=ours)
+    frames = scene.frames
+    faces = np.concatenate([p.faces + o for p, o in zip(scene.parts, np.cumsum(
+        [0] + [len(p.vertices) for p in scene.parts]))])
     rest = load_mesh(SHARED / src).vertices
     size = float(np.ptp(rest, axis=0).max())
     finite = bool(np.isfinite(frames).all())
     travel = float(np.linalg.norm(frames - frames[:1], axis=-1).max() / size) if finite else 1e9
+    volume = plausibility(frames, faces).volume_end if finite else None
     errors, warnings = validate(out)
-    ok = finite and travel < 5.0 and errors == 0 and warnings == 0
+    ok = (finite and travel < 5.0 and errors == 0 and warnings == 0
+          and (volume is None or volume >= MIN_VOLUME))
     out.unlink()
     return {**row, "ok": ok, "finite": finite, "max_travel_sizes": travel,
-            "validator_errors": errors, "validator_warnings": warnings,
+            "validator_errors": errors, "validator_warnings": warnings, "volume_end": volume,
             "category": rep["category"], "drift": rep["energy"]["drift"],
             "steps": rep["steps"]}
 
