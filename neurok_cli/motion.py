@@ -10,6 +10,7 @@ physical frame (metres, +Y up, ground at y = 0).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -350,6 +351,27 @@ def encode_object(model: NeurokModel, vc: np.ndarray, faces: np.ndarray, seed: i
     return prior, pts, fidx, bary
 
 
+@dataclass
+class _Object:
+    """One object as the stages of :func:`latent_motion` share it (metres, +Y up)."""
+
+    v: np.ndarray  # (N, 3) vertices where the motion starts
+    faces: np.ndarray  # (F, 3)
+    vc: np.ndarray  # (N, 3) canonical: centred on the bounding box, largest extent 1
+    size: float  # largest extent, m
+    pinned: np.ndarray  # (N,) bool: vertices the pins hold
+    dyn_idx: np.ndarray  # (Q,) vertices that are dynamics points
+    query_idx: np.ndarray  # (Qall,) vertices the decoder is asked at (dynamics points too)
+    dyn_in_query: np.ndarray  # (Q,) where each dynamics point is among the query points
+    mass: np.ndarray | None = None  # (Q,) lumped masses, kg (see _weigh)
+    share: np.ndarray | None = None  # (Q,) surface area each point stands for, m^2
+    owner: np.ndarray | None = None  # (N,) each vertex's nearest dynamics point
+    mass_total: float = 0.0
+    com: np.ndarray | None = None  # (3,) centre of mass at rest, m
+    rest_body: np.ndarray | None = None  # (Q, 3) dynamics points about the centre of mass
+    clamped: bool = False  # the pins hold the frame (see holds_frame)
+
+
 def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                   cfg: MotionConfig) -> Motion:
     """Move ``vertices`` (N, 3) (metres, +Y up, where they start; the ground is y = 0)."""
@@ -358,181 +380,33 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     if not (cfg.seconds > 0 and cfg.fps > 0 and cfg.samples >= 1):
         raise UsageError("seconds, fps and samples must be positive")
     clock = {"start": time.perf_counter()}
-    dev = next(model.parameters()).device
-    dtype = next(model.parameters()).dtype
-    v = np.asarray(vertices, np.float64)
-    faces = np.asarray(faces, np.int64)
-    lo, hi = v.min(axis=0), v.max(axis=0)
-    size = float((hi - lo).max())
-    centre_c = (lo + hi) / 2.0
-    vc = (v - centre_c) / size  # canonical
-    cond = cfg.conditions
-
-    # --- encode: prior, driving points, active subspace --------------------------------
-    mcfg = model.cfg
-    prior, *_ = encode_object(model, vc, faces, cfg.seed)
-    as_t = lambda a: torch.as_tensor(np.asarray(a), dtype=dtype, device=dev)  # noqa: E731
-    pinned_v = np.zeros(len(v), bool)
-    for region in cond.pins:
-        pinned_v |= select_region(region, v)
-    if cond.pins and not pinned_v.any():
-        raise UsageError(f"--pin {' '.join(cond.pins)} selects no vertex")
-    n_drive = min(mcfg.n_query, len(v))
-    drive_idx = farthest_point_sample(vc, n_drive, generator=cfg.seed).numpy()
-    # extra dynamics points where forces concentrate: inside pinned regions, and along the
-    # underside (the spread-out samples can sit a few % above the lowest vertices, and the
-    # object would rest on them with its true bottom in the ground)
-    special = []
-    if pinned_v.any():
-        special.append(np.flatnonzero(pinned_v))
-    if cond.ground:
-        height = v[:, 1] - v[:, 1].min()
-        special.append(np.flatnonzero(height <= BOTTOM * np.ptp(v[:, 1])))
-    extra = np.zeros(0, np.int64)
-    for idx in special:
-        pick = farthest_point_sample(vc[idx], min(PIN_POINTS, len(idx)),
-                                     generator=cfg.seed).numpy()
-        extra = np.union1d(extra, idx[pick])
-    extra = np.setdiff1d(extra, drive_idx[: cfg.dynamics_points])
-    dyn_idx = np.concatenate([drive_idx[: cfg.dynamics_points], extra])
-    query_idx = np.concatenate([drive_idx, np.setdiff1d(extra, drive_idx)])
-    pos_in_query = {int(j): i for i, j in enumerate(query_idx)}
-    dyn_in_query = np.array([pos_in_query[int(j)] for j in dyn_idx])
-    with torch.no_grad():
-        query = as_t(vc[query_idx])[None]
-        sub = reduced_subspace(model, prior, query, cfg.subspace)
-        k_q = sub.basis.shape[1]
+    obj = _sample(np.asarray(vertices, np.float64), np.asarray(faces, np.int64), cfg,
+                  model.cfg.n_query)
+    prior, sub = _encode(model, obj, cfg)
     clock["encode"] = time.perf_counter()
-
-    # --- masses and the body frame -------------------------------------------------------
-    dyn_rest = v[dyn_idx]
-    owner = np.argmin(np.linalg.norm(v[:, None] - dyn_rest[None], axis=-1), axis=1) \
-        if len(v) * len(dyn_idx) < 4e7 else _nearest_chunked(v, dyn_rest)
-    share = np.bincount(owner, weights=_vertex_areas(v, faces), minlength=len(dyn_idx))
-    share = np.maximum(share, 1e-6 * share.sum() / len(share))
-    mass_total = total_mass(v, faces, cfg.category, cfg.material)
-    mass = mass_total * share / share.sum()
-    com = (mass[:, None] * dyn_rest).sum(0) / mass_total
-    rest_body = dyn_rest - com
-    normals = _vertex_normals(v, faces)[dyn_idx]
-    f64 = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
-    mass_t, rest_t = f64(mass), f64(rest_body)
-    pinned_dyn = pinned_v[dyn_idx]
-    clamped = holds_frame(cfg.category, rest_body[pinned_dyn])
-    ref = np.flatnonzero(pinned_dyn) if clamped else np.arange(len(dyn_idx))
-
-    def displacement(q: torch.Tensor, at: np.ndarray) -> torch.Tensor:
-        """q (S, k_q) -> decoded displacement (S, len(at), 3) in metres at the query points
-        ``at`` (indices into the query points; they must include the dynamics points), with
-        the rigid part (measured at the dynamics points, see _rigid_part) removed."""
-        outs = []
-        pts = query[:, torch.as_tensor(at, device=dev)]
-        for chunk in q.split(DECODE_CHUNK):
-            z = sub.to_latent(chunk.to(dtype=dtype, device=dev))
-            with torch.no_grad():
-                d = model.decode_samples(z, prior, pts)
-            outs.append(d.to(torch.float64).cpu() * size)
-        d = torch.cat(outs)
-        where = {int(j): i for i, j in enumerate(at)}
-        ref_at = [where[int(j)] for j in dyn_in_query[ref]]
-        t, w, centre = _rigid_part(d[:, ref_at], rest_t[ref], mass_t[ref])
-        arm = f64(v[query_idx[at]] - com) - centre
-        return d - t[:, None] - torch.cross(w[:, None].expand(-1, len(at), 3),
-                                            arm.expand(len(d), -1, -1), dim=-1)
-
-    edges = _knn_edges(rest_body, SPRING_NEIGHBOURS)
-    length = np.linalg.norm(rest_body[edges[:, 0]] - rest_body[edges[:, 1]], axis=1)
-    volume = mass_total / cfg.material.density
-    k_edge = cfg.stiffness * cfg.material.young * volume / float((length**2).sum())
-    gen = torch.Generator().manual_seed(cfg.seed)
-    if cfg.basis == "decoder":
-        fit = fit_quadratic(lambda q: displacement(q, dyn_in_query), rest_t, k_q,
-                            radius=cfg.fit_radius, generator=gen)
-        everywhere = np.arange(len(query_idx))
-        displacement_all = lambda q: displacement(q, everywhere)  # noqa: E731
-    elif cfg.basis == "linear-modes":
-        fit, displacement_all = _modes_fit(rest_t, mass_t, edges, k_edge, k_q, pinned_dyn,
-                                           clamped, vc, dyn_idx, query_idx)
-    else:
-        raise UsageError(f"unknown basis {cfg.basis!r}; choose decoder or linear-modes")
-    if cfg.category == "cloth" and cfg.bends:
-        fit, displacement_all = _with_bends(fit, displacement_all, cfg.bends, rest_body,
-                                            _vertex_normals(v, faces)[dyn_idx], mass, v,
-                                            dyn_idx, query_idx, dyn_in_query)
+    _weigh(obj, cfg)
+    gen = torch.Generator().manual_seed(cfg.seed)  # the fit's samples, then the draws
+    fit, decode, edges, k_edge = _shape_map(model, prior, sub, obj, cfg, gen)
     clock["fit"] = time.perf_counter()
-
-    # --- springs, pins, forces -----------------------------------------------------------
-    joint = pin_joint(rest_body[pinned_dyn], size) if cfg.category == "cloth" and not \
-        clamped else None
-    pins = {"vertices": int(pinned_v.sum()), "points": int(pinned_dyn.sum()),
-            "hold": "clamp" if clamped else joint.hold if joint else "springs"} \
-        if cond.pins else None
-    body = Body(shape=fit.shape, mass=mass_t, normals=f64(normals),
-                areas=f64(share), edges=torch.as_tensor(edges),
-                stiffness=torch.full((len(edges),), k_edge, dtype=torch.float64),
-                pinned=torch.as_tensor(pinned_dyn), centre=f64(com),
-                closed=cfg.category != "cloth", clamped=clamped,
-                centreline=beam_centreline(rest_body, mass, cfg.stiffness * cfg.material.young,
-                                           volume, edges, k_edge)
-                if cfg.category == "beam" else None,
-                pin_offset=f64(joint.offset) if joint else None,
-                volume=_volume_term(owner, faces, rest_body, cfg) if cfg.category != "cloth"
-                else None)
-    g = max(float(np.linalg.norm(cond.gravity)), 9.81)
-    rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
-    env = Environment(gravity=tuple(cond.gravity), ground=cond.ground, friction=cond.friction,
-                      wind=tuple(cond.wind), gust=cond.gust, air_density=AIR_DENSITY,
-                      drag=DRAG, still_air=cfg.still_air, contact_rate=rate, pin_rate=rate,
-                      beta=cfg.material.damping * cfg.damping_scale)
-    S = cfg.samples
-    dyn = LatentDynamics(body, env, samples=S)
-    q0 = torch.zeros(S, fit.shape.dims, dtype=torch.float64)  # the decoder's k_q first
-    qd0 = torch.zeros(S, fit.shape.dims, dtype=torch.float64)
-    if S > 1:  # sample 0 is the motion of the conditions alone; the others vary around it
-        draw = torch.randn(S - 1, 2, mcfg.latent_dim, generator=gen, dtype=torch.float64)
-        scale = cfg.diversity if cfg.diversity is not None else (
-            0.5 if cfg.spread is None else 1.0)
-        if cfg.spread is not None:
-            draw = draw @ cfg.spread.to(torch.float64).cpu().T
-        basis = sub.basis.to(torch.float64).cpu()
-        q0[1:, :k_q] = scale * draw[:, 0] @ basis
-        omega = max(dyn.elastic_rate(), 1.0)
-        qd0[1:, :k_q] = scale * omega * draw[:, 1] @ basis
-    if cfg.start is not None:  # every sample starts from the fitted state (and varies)
-        st = cfg.start
-        q0[:, :k_q] += sub.to_reduced(f64(st.z).to(sub.origin)).to(torch.float64).cpu()
-        qd0[:, :k_q] += (f64(st.z_dot).to(sub.basis) @ sub.basis).to(torch.float64).cpu()
-        R0 = f64(st.rotation)
-        dyn.R_ref = R0.expand(S, 3, 3).clone()
-    y0 = dyn.initial_state(q0, qd0, f64(cond.velocity), f64(cond.spin))
-    if cfg.start is not None:  # com + r + R (x - com) = R x + translation
-        y0[:, :3] = R0 @ f64(com) + f64(cfg.start.translation) - f64(com)
-    events = [Event(time=imp.time, mask=torch.as_tensor(np.isin(
-                  np.arange(len(dyn_idx)), _region_points(imp.region, v, dyn_idx))),
-                  dv=f64(imp.velocity)) for imp in cond.impulses]
-    n_frames = int(np.floor(cfg.seconds * cfg.fps + 1e-9)) + 1
-    times = torch.arange(n_frames, dtype=torch.float64) / cfg.fps
-    roll = rollout(dyn, y0, times, events=events, method=cfg.method)
+    body, pins = _body(obj, fit, edges, k_edge, cfg)
+    dyn = LatentDynamics(body, _environment(obj.size, cfg), samples=cfg.samples)
+    roll = _integrate(dyn, obj, sub, model.cfg.latent_dim, cfg, gen)
     clock["integrate"] = time.perf_counter()
-
-    # --- decode every frame --------------------------------------------------------------
-    frames, residual, sweeps = _decode_frames(roll, displacement_all, fit.shape, dyn_in_query,
-                                              vc, query_idx, v, com, pinned_v, size,
-                                              faces, cfg.strain_limit)
-    if cond.ground:  # the contact acts at the dynamics points; between them, a vertex that
-        # the coarser sampling lets into the ground (up to ~3 % of the size, measured on a
-        # penguin lying on its side) is lifted onto it
-        sunk = float(max(-frames[..., 1].min(), 0.0)) / size
+    frames, residual, sweeps = _decode_frames(roll, decode, fit.shape, obj, cfg.strain_limit)
+    sunk = 0.0
+    if cfg.conditions.ground:  # the contact acts at the dynamics points; between them, a
+        # vertex that the coarser sampling lets into the ground (up to ~3 % of the size,
+        # measured on a penguin lying on its side) is lifted onto it
+        sunk = float(max(-frames[..., 1].min(), 0.0)) / obj.size
         frames[..., 1] = np.maximum(frames[..., 1], 0.0)
-    else:
-        sunk = 0.0
     clock["decode"] = time.perf_counter()
-    stats = {"vertices": len(v), "driving_points": len(query_idx),
-             "dynamics_points": len(dyn_idx), "latent_dims": mcfg.latent_dim,
-             "reduced_dims": fit.shape.dims, "springs": len(edges), "mass_kg": mass_total,
-             "size_m": size, "fit_residual": fit.residual, "run_residual": residual,
-             "strain_limit": cfg.strain_limit, "strain_sweeps": sweeps,
-             "steps": roll.steps, "step_s": cfg.seconds / max(roll.steps, 1),
+    stats = {"vertices": len(obj.v), "driving_points": len(obj.query_idx),
+             "dynamics_points": len(obj.dyn_idx), "latent_dims": model.cfg.latent_dim,
+             "reduced_dims": fit.shape.dims, "springs": len(edges),
+             "mass_kg": obj.mass_total, "size_m": obj.size, "fit_residual": fit.residual,
+             "run_residual": residual, "strain_limit": cfg.strain_limit,
+             "strain_sweeps": sweeps, "steps": roll.steps,
+             "step_s": cfg.seconds / max(roll.steps, 1),
              # how close the motion came to the edge of the fitted latent region (1 = on it)
              "latent_peak": float(roll.q.abs().max()) / body.q_radius,
              "lifted": sunk,  # deepest vertex lifted onto the ground, fraction of the size
@@ -546,6 +420,204 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     return Motion(frames=frames, energy=energy, stats=stats)
 
 
+def _sample(v: np.ndarray, faces: np.ndarray, cfg: MotionConfig, n_query: int) -> _Object:
+    """Where the object is sampled: the decoder's query points (farthest-point samples of
+    the surface), the dynamics points among them, and extra points where forces
+    concentrate: inside pinned regions, and along the underside (the spread-out samples
+    can sit a few % above the lowest vertices, and the object would rest on them with its
+    true bottom in the ground)."""
+    cond = cfg.conditions
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    size = float((hi - lo).max())
+    vc = (v - (lo + hi) / 2.0) / size
+    pinned = np.zeros(len(v), bool)
+    for region in cond.pins:
+        pinned |= select_region(region, v)
+    if cond.pins and not pinned.any():
+        raise UsageError(f"--pin {' '.join(cond.pins)} selects no vertex")
+    drive_idx = farthest_point_sample(vc, min(n_query, len(v)), generator=cfg.seed).numpy()
+    special = []
+    if pinned.any():
+        special.append(np.flatnonzero(pinned))
+    if cond.ground:
+        height = v[:, 1] - v[:, 1].min()
+        special.append(np.flatnonzero(height <= BOTTOM * np.ptp(v[:, 1])))
+    extra = np.zeros(0, np.int64)
+    for idx in special:
+        pick = farthest_point_sample(vc[idx], min(PIN_POINTS, len(idx)),
+                                     generator=cfg.seed).numpy()
+        extra = np.union1d(extra, idx[pick])
+    extra = np.setdiff1d(extra, drive_idx[: cfg.dynamics_points])
+    dyn_idx = np.concatenate([drive_idx[: cfg.dynamics_points], extra])
+    query_idx = np.concatenate([drive_idx, np.setdiff1d(extra, drive_idx)])
+    pos_in_query = {int(j): i for i, j in enumerate(query_idx)}
+    return _Object(v=v, faces=faces, vc=vc, size=size, pinned=pinned, dyn_idx=dyn_idx,
+                   query_idx=query_idx,
+                   dyn_in_query=np.array([pos_in_query[int(j)] for j in dyn_idx]))
+
+
+def _encode(model: NeurokModel, obj: _Object, cfg: MotionConfig) -> tuple[Prior, Subspace]:
+    """The instance prior and the reduced directions at the query points."""
+    prior, *_ = encode_object(model, obj.vc, obj.faces, cfg.seed)
+    with torch.no_grad():
+        sub = reduced_subspace(model, prior, _query(model, obj), cfg.subspace)
+    return prior, sub
+
+
+def _query(model: NeurokModel, obj: _Object) -> torch.Tensor:
+    """The query points (1, Qall, 3), canonical, in the model's dtype and device."""
+    p = next(model.parameters())
+    return torch.as_tensor(obj.vc[obj.query_idx], dtype=p.dtype, device=p.device)[None]
+
+
+def _weigh(obj: _Object, cfg: MotionConfig) -> None:
+    """Lumped masses (each dynamics point carries the surface nearest it), the centre of
+    mass and the body frame, and whether the pins clamp the frame."""
+    v, faces = obj.v, obj.faces
+    dyn_rest = v[obj.dyn_idx]
+    obj.owner = np.argmin(np.linalg.norm(v[:, None] - dyn_rest[None], axis=-1), axis=1) \
+        if len(v) * len(obj.dyn_idx) < 4e7 else _nearest_chunked(v, dyn_rest)
+    share = np.bincount(obj.owner, weights=_vertex_areas(v, faces), minlength=len(dyn_rest))
+    obj.share = np.maximum(share, 1e-6 * share.sum() / len(share))
+    obj.mass_total = total_mass(v, faces, cfg.category, cfg.material)
+    obj.mass = obj.mass_total * obj.share / obj.share.sum()
+    obj.com = (obj.mass[:, None] * dyn_rest).sum(0) / obj.mass_total
+    obj.rest_body = dyn_rest - obj.com
+    obj.clamped = holds_frame(cfg.category, obj.rest_body[obj.pinned[obj.dyn_idx]])
+
+
+def _decoder(model: NeurokModel, prior: Prior, sub: Subspace, obj: _Object
+             ) -> Callable[[torch.Tensor, np.ndarray], torch.Tensor]:
+    """displacement(q, at): reduced coordinates q (S, k_q) -> decoded displacement
+    (S, len(at), 3) in metres at the query points ``at`` (indices into the query points;
+    they must include the dynamics points), with the rigid part (measured at the dynamics
+    points, or at the clamped ones; see _rigid_part) removed."""
+    p = next(model.parameters())
+    query = _query(model, obj)
+    rest_t = torch.as_tensor(obj.rest_body)
+    mass_t = torch.as_tensor(obj.mass)
+    ref = np.flatnonzero(obj.pinned[obj.dyn_idx]) if obj.clamped else \
+        np.arange(len(obj.dyn_idx))
+
+    def displacement(q: torch.Tensor, at: np.ndarray) -> torch.Tensor:
+        outs = []
+        pts = query[:, torch.as_tensor(at, device=p.device)]
+        for chunk in q.split(DECODE_CHUNK):
+            z = sub.to_latent(chunk.to(dtype=p.dtype, device=p.device))
+            with torch.no_grad():
+                d = model.decode_samples(z, prior, pts)
+            outs.append(d.to(torch.float64).cpu() * obj.size)
+        d = torch.cat(outs)
+        where = {int(j): i for i, j in enumerate(at)}
+        ref_at = [where[int(j)] for j in obj.dyn_in_query[ref]]
+        t, w, centre = _rigid_part(d[:, ref_at], rest_t[ref], mass_t[ref])
+        arm = torch.as_tensor(obj.v[obj.query_idx[at]] - obj.com) - centre
+        return d - t[:, None] - torch.cross(w[:, None].expand(-1, len(at), 3),
+                                            arm.expand(len(d), -1, -1), dim=-1)
+
+    return displacement
+
+
+def _shape_map(model: NeurokModel, prior: Prior, sub: Subspace, obj: _Object,
+               cfg: MotionConfig, gen: torch.Generator):
+    """The dynamics points' positions as a quadratic map of the reduced coordinates
+    (ReducedShape), the decoded displacement at every query point, and the spring graph
+    (edges (E, 2), one stiffness, N/m) sized so that it stores the material's energy."""
+    rest, k_q = obj.rest_body, sub.basis.shape[1]
+    edges = _knn_edges(rest, SPRING_NEIGHBOURS)
+    length = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1)
+    volume = obj.mass_total / cfg.material.density
+    k_edge = cfg.stiffness * cfg.material.young * volume / float((length**2).sum())
+    if cfg.basis == "decoder":
+        displacement = _decoder(model, prior, sub, obj)
+        fit = fit_quadratic(lambda q: displacement(q, obj.dyn_in_query),
+                            torch.as_tensor(rest), k_q, radius=cfg.fit_radius, generator=gen)
+        everywhere = np.arange(len(obj.query_idx))
+        decode = lambda q: displacement(q, everywhere)  # noqa: E731
+    elif cfg.basis == "linear-modes":
+        fit, decode = _modes_fit(torch.as_tensor(rest), torch.as_tensor(obj.mass), edges,
+                                 k_edge, k_q, obj.pinned[obj.dyn_idx], obj.clamped, obj.vc,
+                                 obj.dyn_idx, obj.query_idx)
+    else:
+        raise UsageError(f"unknown basis {cfg.basis!r}; choose decoder or linear-modes")
+    if cfg.category == "cloth" and cfg.bends:
+        fit, decode = _with_bends(fit, decode, cfg.bends, obj)
+    return fit, decode, edges, k_edge
+
+
+def _body(obj: _Object, fit: Fit, edges: np.ndarray, k_edge: float, cfg: MotionConfig
+          ) -> tuple[Body, dict | None]:
+    """The body the dynamics move, and how its pins hold (None without pins)."""
+    f64 = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
+    pinned = obj.pinned[obj.dyn_idx]
+    joint = pin_joint(obj.rest_body[pinned], obj.size) \
+        if cfg.category == "cloth" and not obj.clamped else None
+    pins = {"vertices": int(obj.pinned.sum()), "points": int(pinned.sum()),
+            "hold": "clamp" if obj.clamped else joint.hold if joint else "springs"} \
+        if cfg.conditions.pins else None
+    young = cfg.stiffness * cfg.material.young
+    body = Body(shape=fit.shape, mass=f64(obj.mass),
+                normals=f64(_vertex_normals(obj.v, obj.faces)[obj.dyn_idx]),
+                areas=f64(obj.share), edges=torch.as_tensor(edges),
+                stiffness=torch.full((len(edges),), k_edge, dtype=torch.float64),
+                pinned=torch.as_tensor(pinned), centre=f64(obj.com),
+                closed=cfg.category != "cloth", clamped=obj.clamped,
+                centreline=beam_centreline(obj.rest_body, obj.mass, young,
+                                           obj.mass_total / cfg.material.density, edges,
+                                           k_edge) if cfg.category == "beam" else None,
+                pin_offset=f64(joint.offset) if joint else None,
+                volume=_volume_term(obj.owner, obj.faces, obj.rest_body, cfg)
+                if cfg.category != "cloth" else None)
+    return body, pins
+
+
+def _environment(size: float, cfg: MotionConfig) -> Environment:
+    """Forces and contact: contact and pin springs let a point carrying 16x its share sag
+    PENETRATION x the size."""
+    cond = cfg.conditions
+    g = max(float(np.linalg.norm(cond.gravity)), 9.81)
+    rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
+    return Environment(gravity=tuple(cond.gravity), ground=cond.ground,
+                       friction=cond.friction, wind=tuple(cond.wind), gust=cond.gust,
+                       air_density=AIR_DENSITY, drag=DRAG, still_air=cfg.still_air,
+                       contact_rate=rate, pin_rate=rate,
+                       beta=cfg.material.damping * cfg.damping_scale)
+
+
+def _integrate(dyn: LatentDynamics, obj: _Object, sub: Subspace, latent_dim: int,
+               cfg: MotionConfig, gen: torch.Generator) -> Rollout:
+    """The start state (at rest, or the fitted one; further samples drawn around it) and
+    the rollout through the frame times, pushes included."""
+    f64 = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
+    S, k_q, cond = cfg.samples, sub.basis.shape[1], cfg.conditions
+    q0 = torch.zeros(S, dyn.k, dtype=torch.float64)  # the decoder's k_q first
+    qd0 = torch.zeros(S, dyn.k, dtype=torch.float64)
+    if S > 1:  # sample 0 is the motion of the conditions alone; the others vary around it
+        draw = torch.randn(S - 1, 2, latent_dim, generator=gen, dtype=torch.float64)
+        scale = cfg.diversity if cfg.diversity is not None else (
+            0.5 if cfg.spread is None else 1.0)
+        if cfg.spread is not None:
+            draw = draw @ cfg.spread.to(torch.float64).cpu().T
+        basis = sub.basis.to(torch.float64).cpu()
+        q0[1:, :k_q] = scale * draw[:, 0] @ basis
+        qd0[1:, :k_q] = scale * max(dyn.elastic_rate(), 1.0) * draw[:, 1] @ basis
+    st = cfg.start
+    if st is not None:  # every sample starts from the fitted state (and varies)
+        q0[:, :k_q] += sub.to_reduced(f64(st.z).to(sub.origin)).to(torch.float64).cpu()
+        qd0[:, :k_q] += (f64(st.z_dot).to(sub.basis) @ sub.basis).to(torch.float64).cpu()
+        dyn.R_ref = f64(st.rotation).expand(S, 3, 3).clone()
+    y0 = dyn.initial_state(q0, qd0, f64(cond.velocity), f64(cond.spin))
+    if st is not None:  # com + r + R (x - com) = R x + translation
+        y0[:, :3] = f64(st.rotation) @ f64(obj.com) + f64(st.translation) - f64(obj.com)
+    events = [Event(time=imp.time, mask=torch.as_tensor(np.isin(
+                  np.arange(len(obj.dyn_idx)), _region_points(imp.region, obj.v,
+                                                              obj.dyn_idx))),
+                  dv=f64(imp.velocity)) for imp in cond.impulses]
+    n_frames = int(np.floor(cfg.seconds * cfg.fps + 1e-9)) + 1
+    times = torch.arange(n_frames, dtype=torch.float64) / cfg.fps
+    return rollout(dyn, y0, times, events=events, method=cfg.method)
+
+
 def _volume_term(owner: np.ndarray, faces: np.ndarray, rest: np.ndarray, cfg: MotionConfig
                  ) -> VolumeTerm | None:
     """The bulk resistance of a closed solid over its dynamics points (see model/volume.py),
@@ -556,13 +628,13 @@ def _volume_term(owner: np.ndarray, faces: np.ndarray, rest: np.ndarray, cfg: Mo
                             torch.as_tensor(rest, dtype=torch.float64), bulk)
 
 
-def _with_bends(fit: Fit, displacement_all, m: int, rest: np.ndarray, normals: np.ndarray,
-                mass: np.ndarray, v: np.ndarray, dyn_idx: np.ndarray, query_idx: np.ndarray,
-                dyn_in_query: np.ndarray):
+def _with_bends(fit: Fit, displacement_all, m: int, obj: _Object):
     """The decoder's fit and decoded displacements with ``m`` bending modes of the sheet
     appended as further coordinates (see model/bending.py): exact at the dynamics points,
     carried to the other driving points by smooth weights."""
-    modes = bending_modes(rest, normals, mass, m)  # (Q, 3, m)
+    v, dyn_idx, query_idx = obj.v, obj.dyn_idx, obj.query_idx
+    normals = _vertex_normals(v, obj.faces)[dyn_idx]
+    modes = bending_modes(obj.rest_body, normals, obj.mass, m)  # (Q, 3, m)
     m = modes.shape[-1]
     if m == 0:
         return fit, displacement_all
@@ -573,7 +645,7 @@ def _with_bends(fit: Fit, displacement_all, m: int, rest: np.ndarray, normals: n
     bent = ReducedShape(shape.rest, torch.cat([shape.linear, modes], -1), quadratic)
     idx, w = smooth_weights(torch.as_tensor(v[query_idx]), torch.as_tensor(v[dyn_idx]))
     carried = (modes.permute(2, 0, 1)[:, idx] * w[None, ..., None]).sum(2)  # (m, Qall, 3)
-    carried[:, torch.as_tensor(dyn_in_query)] = modes.permute(2, 0, 1)
+    carried[:, torch.as_tensor(obj.dyn_in_query)] = modes.permute(2, 0, 1)
 
     def displacement(q: torch.Tensor) -> torch.Tensor:
         return displacement_all(q[:, :k]) + torch.einsum("sm,mpi->spi", q[:, k:], carried)
@@ -604,8 +676,15 @@ def _nearest_chunked(v: np.ndarray, points: np.ndarray) -> np.ndarray:
     return out
 
 
-def _decode_frames(roll: Rollout, displacement_all, shape, dyn_in_query, vc, query_idx, v,
-                   com, pinned_v, size, faces, strain_limit) -> tuple[np.ndarray, float, int]:
+def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _Object,
+                   strain_limit: float | None) -> tuple[np.ndarray, float, int]:
+    """Every frame's vertices (S, T, N, 3), metres: the decoded displacements at the query
+    points (kept within the strain limit on their own graph), carried to the vertices by
+    locally affine skinning, turned and moved with the frame; pinned vertices held. Also
+    the quadratic map's RMS residual along the run (fraction of the size) and the sweeps
+    the strain limit took."""
+    v, faces, com, size, pinned_v = obj.v, obj.faces, obj.com, obj.size, obj.pinned
+    dyn_in_query, query_idx = obj.dyn_in_query, obj.query_idx
     T, S, k = roll.q.shape
     disp = displacement_all(roll.q.reshape(T * S, k))  # (T*S, Qall, 3) metres
     approx = shape.positions(roll.q.reshape(T * S, k)) - shape.rest
