@@ -1,10 +1,10 @@
-"""Write README's results section from the benchmarks' JSON files.
+"""Write the results section of docs/results.md from the benchmarks' JSON files.
 
-    python benchmarks/results.py --from DIR [--readme README.md] [--check]
+    python benchmarks/results.py --from DIR [--readme docs/results.md] [--check]
 
 Reads ``bench_fit.json``, ``bench_accuracy.json`` and ``bench_animate.json`` from DIR (those
 present), renders them as Markdown tables and replaces what lies between the
-``<!-- results:begin -->`` and ``<!-- results:end -->`` lines of the README. ``--check``
+``<!-- results:begin -->`` and ``<!-- results:end -->`` lines of docs/results.md. ``--check``
 prints the section instead of writing it.
 
 The full run that fills DIR (about 12 minutes on a 2-core CPU; one benchmark at a time --
@@ -90,7 +90,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="folder", type=Path, required=True)
     ap.add_argument("--readme", type=Path, default=Path(__file__).resolve().parents[1]
-                    / "README.md")
+                    / "docs" / "results.md", help="the Markdown file holding the block")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     body = section(args.folder)
