@@ -8,6 +8,7 @@ export (GLB, frames or video by the output's extension).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -25,7 +26,8 @@ from .sim.materials import material_names, resolve_material
 
 PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free")
 DEFAULT_PRESET = {"soft": "drop", "cloth": "flutter", "beam": "sway"}
-REPO_WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
+SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "weights"  # package data: the wheel has it
+WEIGHTS_ENV = "NEUROK_WEIGHTS"  # folder(s), os.pathsep-separated, of more bundles by name
 DEFAULT_WEIGHTS = "neurok-base"
 
 
@@ -112,20 +114,30 @@ class AnimateReport:
     strain_sweeps: int = 0  # projection sweeps the limit took (see model/strain.py)
     material: str = ""  # the material used, in words
     size_from: str = ""  # where size_m came from (see io.mesh.size_source)
+    input: str = ""  # the file animated
+
+
+def weights_folders() -> list[Path]:
+    """Where a bundle's name is looked up, in order: the folders in $NEUROK_WEIGHTS, then
+    the bundles shipped inside the package."""
+    given = [Path(p).expanduser() for p in os.environ.get(WEIGHTS_ENV, "").split(os.pathsep)
+             if p.strip()]
+    return [*given, SHIPPED_WEIGHTS]
 
 
 def resolve_weights(name: str) -> Path:
-    """A bundle folder from a path, or a name under the repository's ``weights/``."""
-    path = Path(name)
+    """A bundle folder from a path, or a name in $NEUROK_WEIGHTS or the shipped bundles."""
+    path = Path(name).expanduser()
     if path.is_dir():
         return path
-    shipped = REPO_WEIGHTS / name
-    if shipped.is_dir():
-        return shipped
-    known = sorted(p.name for p in REPO_WEIGHTS.glob("*") if p.is_dir()) \
-        if REPO_WEIGHTS.is_dir() else []
+    folders = weights_folders()
+    for folder in folders:
+        if (folder / name).is_dir():
+            return folder / name
+    known = sorted({p.name for f in folders if f.is_dir() for p in f.iterdir() if p.is_dir()})
     raise InputError(f"--weights {name}: no such bundle folder"
-                     + (f"; shipped bundles: {', '.join(known)}" if known else ""))
+                     + (f"; bundles by name: {', '.join(known)}" if known else "")
+                     + f" (names are looked up in ${WEIGHTS_ENV}, then the shipped bundles)")
 
 
 def preset_conditions(preset: str, category: str, size: float, o: Overrides
@@ -179,9 +191,11 @@ def _material(cfg: AnimateConfig, base: SimMaterial) -> SimMaterial:
     return mat
 
 
-def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
-            ) -> AnimateReport:
-    """Animate ``cfg.input`` and write the motion(s) to ``cfg.output``."""
+def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None,
+            on_frame: Callable[[int, int], None] | None = None) -> AnimateReport:
+    """Animate ``cfg.input`` and write the motion(s) to ``cfg.output``; ``progress(stage)``
+    names each stage (loading, moving, writing) as it starts, ``on_frame(done, total)``
+    follows the integration frame by frame."""
     import torch
 
     from .model import load_bundle, resolve_device
@@ -271,7 +285,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         weights=str(bundle), device=str(device),
         warnings=[*asset.warnings, *out.warnings],
         material=_material_row(cfg.material, category, material),
-        size_from=size_source(asset, cfg.size, cfg.units),
+        size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
         pins=st["pins"], strain_limit=st["strain_limit"], strain_sweeps=st["strain_sweeps"])
 
 
@@ -298,31 +312,52 @@ def _drift(e: dict[str, np.ndarray]) -> float:
     return float(np.abs(total - total[0]).max() / scale)
 
 
-def report_rows(rep: AnimateReport) -> list[tuple[str, str]]:
-    """Human-readable rows of a report."""
+def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, str]]:
+    """The summary of a run in a user's words; with ``verbose``, the model's figures and the
+    time of each stage too. Each row fits in 100 columns."""
     t = rep.timings
-    size = f"{rep.export['format']}, {rep.export['bytes'] / 1e6:.2f} MB"
+    kind = {"soft": "soft body", "cloth": "cloth", "beam": "beam"}.get(rep.category,
+                                                                        rep.category)
+    more = f", {rep.samples} different motions" if rep.samples > 1 else ""
+    rows = [("animated", f"{rep.input or '?'}: {rep.vertices:,} vertices, a {kind}"),
+            ("size", _size_row(rep.size_m, rep.size_from)),
+            ("mass", f"{rep.mass_kg:.3g} kg, from the material's density"),
+            ("material", rep.material.split(", Poisson")[0]),
+            ("preset", rep.preset + (f"; pinned: {rep.pins['vertices']:,} vertices"
+                                     if rep.pins else "")),
+            ("frames", f"{rep.frames} at {rep.fps:g} fps ({(rep.frames - 1) / rep.fps:.3g} s)"
+                       f"{more}"),
+            ("output", f"{rep.output} ({rep.export['format']}, "
+                       f"{rep.export['bytes'] / 1e6:.2f} MB)"),
+            ("took", f"{t['total']:.1f} s")]
+    if not verbose:
+        return rows
     stages = ", ".join(f"{k} {t[k]:.2f}" for k in ("load", "encode", "fit", "integrate",
                                                     "decode", "export"))
     pins = [("pins", f"{rep.pins['vertices']:,} vertices, {rep.pins['points']} dynamics "
                      f"points; {rep.pins['hold']}")] if rep.pins else []
-    return [("output", f"{rep.output} ({size})"),
-            ("motion", f"{rep.category}, preset {rep.preset}, {rep.samples} sample(s)"),
-            *pins,
-            ("frames", f"{rep.frames} at {rep.fps:g} fps"),
-            ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded)"),
-            ("size, mass", f"{rep.size_m:.3g} m ({rep.size_from}), {rep.mass_kg:.3g} kg"),
-            ("material", rep.material),
-            ("latent", f"{rep.latent_dims} dims, {rep.reduced_dims} reduced, "
-                       f"{rep.dynamics_points} dynamics points"),
-            ("integration", f"{rep.steps:,} RK4 steps"),
-            ("strain limit", f"{rep.strain_limit:.2%} of each edge's rest length, "
-                             f"{rep.strain_sweeps} sweeps" if rep.strain_limit is not None
-             else "none: frames as decoded"),
-            ("decoder fit", f"residual {rep.fit_residual:.2%} held out, "
-                            f"{rep.run_residual:.3%} of the size along the run"),
-            ("energy", f"max kinetic {rep.energy['kinetic_max_J']:.3g} J, dissipated "
-                       f"{rep.energy['dissipated_J']:.3g} J, drift "
-                       f"{rep.energy['drift']:.2%}"),
-            ("time (s)", f"{stages}; total {t['total']:.2f}"),
-            ("device", f"{rep.device}, weights {rep.weights}")]
+    return rows + [
+        ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded)"),
+        *pins,
+        ("latent", f"{rep.latent_dims} dims, {rep.reduced_dims} reduced, "
+                   f"{rep.dynamics_points} dynamics points"),
+        ("integration", f"{rep.steps:,} RK4 steps"),
+        ("strain limit", f"{rep.strain_limit:.2%} of each edge's rest length, "
+                         f"{rep.strain_sweeps} sweeps" if rep.strain_limit is not None
+         else "none: frames as decoded"),
+        ("decoder fit", f"residual {rep.fit_residual:.2%} held out, "
+                        f"{rep.run_residual:.3%} of the size along the run"),
+        ("energy", f"max kinetic {rep.energy['kinetic_max_J']:.3g} J, dissipated "
+                   f"{rep.energy['dissipated_J']:.3g} J, drift {rep.energy['drift']:.2%}"),
+        ("stages (s)", stages),
+        ("device", rep.device),
+        ("weights", rep.weights)]
+
+
+def _size_row(size_m: float, source: str) -> str:
+    """The object's size and where it came from (io.mesh.size_source), shortly."""
+    if source == "--size":
+        return f"{size_m:.3g} m, as --size gave it"
+    if source.startswith("the file's"):
+        return f"{size_m:.3g} m, from {source}"
+    return f"{size_m:.3g} m, assumed: the file has no units (--size or --units sets it)"

@@ -1,4 +1,4 @@
-"""``neurok animate INPUT -o OUT``: physically plausible motion through the learned latent
+"""``neurok animate FILE [-o OUT]``: physically plausible motion through the learned latent
 space."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import typer
 from . import _options as o
 from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
+from ._names import beside
 
-Opt = typer.Option
+PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free")
 
 
 def _vector(text: str | None, name: str):
@@ -21,47 +22,76 @@ def _vector(text: str | None, name: str):
     return None if text is None else parse_vector(text, name)
 
 
+# options whose default the preset (or the material) decides
+Drop = o.shown(o.Drop, o.BY_PRESET)
+Velocity = o.shown(o.Velocity, "0,0,0")
+Spin = o.shown(o.Spin, "0,0,0")
+Gravity = o.shown(o.Gravity, "0,-9.81,0")
+Ground = o.shown(o.Ground, o.BY_PRESET)
+Friction = o.shown(o.Friction, "0.8")
+Pins = o.shown(o.Pins, o.BY_PRESET)
+Pushes = o.shown(o.Pushes, o.BY_PRESET)
+Wind = o.shown(o.Wind, o.BY_PRESET)
+Gust = o.shown(o.Gust, o.BY_PRESET)
+
+
 @guarded
 def animate(
     file: Annotated[Path, typer.Argument(
+        metavar="FILE", show_default=False,
         help="Mesh to animate (OBJ, GLB/glTF, PLY, STL; up to 1,500,000 triangles).")],
-    output: o.Output,
+    size: o.Size = None,
+    units: o.Units = None,
+    up: o.Up = None,
     seconds: o.Seconds = 4.0,
     fps: o.Fps = 30.0,
+    preset: Annotated[str | None, o.Opt(
+        panel=o.MOTION, metavar=o.choices(*PRESETS), show_default=o.BY_MATERIAL,
+        help="What happens: drop onto the ground, wobble, poke, sway (pinned at the bottom), "
+             "flutter in the wind, or free (only the options below).")] = None,
+    samples: Annotated[int, o.Opt(
+        panel=o.MOTION, metavar="N",
+        help=ranged("Number of different plausible motions.", "samples", "animate"))] = 1,
+    seed: Annotated[int, o.Opt(
+        panel=o.MOTION, metavar="N",
+        help=ranged("Random seed: the same seed gives the same file.", "seed"))] = 0,
+    drop: Drop = None,
+    velocity: Velocity = None,
+    spin: Spin = None,
     material: o.Material = "auto",
-    preset: Annotated[str | None, Opt(
-        help="drop, wobble, poke, sway, flutter or free (default: by material).")] = None,
     stiffness: o.Stiffness = 1.0,
     young: o.Young = None,
     density: o.Density = None,
     damping: o.Damping = None,
     strain_limit: o.StrainLimit = None,
-    size: o.Size = None,
-    units: o.Units = None,
-    up: o.Up = None,
-    drop: o.Drop = None,
-    gravity: o.Gravity = None,
-    ground: o.Ground = None,
-    friction: o.Friction = None,
-    pin: o.Pins = None,
-    velocity: o.Velocity = None,
-    spin: o.Spin = None,
-    push: o.Pushes = None,
-    wind: o.Wind = None,
-    gust: o.Gust = None,
-    samples: Annotated[int, Opt(
-        help=ranged("Number of different plausible motions.", "samples", "animate"))] = 1,
-    seed: Annotated[int, Opt(
-        help=ranged("Random seed: the same seed gives the same file.", "seed"))] = 0,
-    weights: o.Weights = "neurok-base",
-    device: o.Device = "auto",
-    method: Annotated[str, Opt(help="ODE integrator: rk4 (fixed step) or dopri5.")] = "rk4",
-    encoding: o.Encoding = "compact",
+    gravity: Gravity = None,
+    ground: Ground = None,
+    friction: Friction = None,
+    pin: Pins = None,
+    push: Pushes = None,
+    wind: Wind = None,
+    gust: Gust = None,
+    output: o.Output = None,
     fmt: o.Format = None,
+    encoding: o.Encoding = "compact",
     renderer: o.Renderer = "auto",
     json_out: o.Json = False,
+    verbose: o.Verbose = False,
+    weights: o.Weights = "neurok-base",
+    device: o.Device = "auto",
+    method: Annotated[str, o.Opt(panel=o.MODEL, metavar=o.choices("rk4", "dopri5"),
+                                 help="ODE integrator: rk4 (fixed step) or dopri5.")] = "rk4",
 ) -> None:
-    """Animate a static asset through the learned latent space (glTF, frames or video)."""
+    """Animate a static asset: glTF, OBJ/PLY frames or video.
+
+    Examples:
+
+      neurok animate chair.glb                  (writes chair_animated.glb beside it)
+
+      neurok animate penguin.obj --size 0.3 --material rubber --preset wobble -o wobble.glb
+
+      neurok animate towel.obj --material cotton --pin 'x<0.02' --wind 0,0,5 -o towel.mp4
+    """
     from ..animate import AnimateConfig, Overrides, report_rows
     from ..animate import animate as run_animate
     from ..io.export import ExportOptions
@@ -71,6 +101,7 @@ def animate(
                      pins=list(pin) if pin else None, velocity=_vector(velocity, "--velocity"),
                      spin=_vector(spin, "--spin"), wind=_vector(wind, "--wind"), gust=gust,
                      pushes=[parse_impulse(p) for p in push or []], drop=drop)
+    output = output or beside(file, "_animated", fmt)
     cfg = AnimateConfig(input=file, output=output, seconds=seconds, fps=fps, material=material,
                         preset=preset, stiffness=stiffness, young=young, density=density,
                         damping=damping, size=size, units=units, up=up, overrides=over,
@@ -78,11 +109,12 @@ def animate(
                         seed=seed, weights=weights, device=device, method=method,
                         strain_limit=strain_limit,
                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
-    stages = ["loading", "moving", "writing"]
     with progress_bar("animating") as update:
-        report = run_animate(cfg, progress=lambda s: update(stages.index(s), len(stages), s))
+        report = run_animate(cfg, progress=lambda stage: update(0, None, stage),
+                             on_frame=lambda done, total: update(done, total, "moving"))
     if json_out:
         print_json(report.__dict__)
         return
     warn(report.warnings)
-    print_rows(report_rows(report))
+    print_rows(report_rows(report, verbose=verbose))
+

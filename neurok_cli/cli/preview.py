@@ -1,4 +1,4 @@
-"""``neurok preview FILE -o out.mp4``: look at any animated glTF or frame folder (or one
+"""``neurok preview FILE [-o out.mp4]``: look at any animated glTF or frame folder (or one
 frame of it: ``-o still.png --at T``)."""
 
 from __future__ import annotations
@@ -11,42 +11,53 @@ import typer
 from . import _options as o
 from ._checks import ranged
 from ._common import guarded, out, print_json, progress_bar, warn
+from ._names import beside
+
+VIEW = "View"
 
 
 @guarded
 def preview(
     file: Annotated[Path, typer.Argument(
+        metavar="FILE", show_default=False,
         help="Animated glTF/GLB, frame folder, or a static mesh (shown turning).")],
-    output: Annotated[Path | None, typer.Option(
-        "-o", "--output", help="Video to write (.mp4 or .gif), or one frame as a .png "
-                               "still; default: FILE's name + .mp4.")
-    ] = None,
-    fps: Annotated[float | None, typer.Option(
-        help=ranged("Frames per second (default: the file's keyframes, else 30).", "fps",
-                    "preview"))] = None,
-    width: Annotated[int, typer.Option(help=ranged("Image width in pixels.", "width"))] = 640,
-    height: Annotated[int, typer.Option(help=ranged("Image height in pixels.", "height"))] = 480,
-    azimuth: Annotated[float, typer.Option(
-        help=ranged("Camera angle about +Y, degrees.", "azimuth"))] = 30.0,
-    elevation: Annotated[float, typer.Option(
-        help=ranged("Camera angle above the ground, degrees.", "elevation"))
-                         ] = 20.0,
-    renderer: Annotated[str, typer.Option(
-        help="auto, gl (OpenGL through EGL) or numpy (no graphics libraries).")] = "auto",
-    up: Annotated[str | None, typer.Option(
-        help="Up axis of OBJ/PLY/STL input: y or z (default: z for STL, else y).")
-                  ] = None,
-    at: Annotated[float | None, typer.Option(
-        help="A .png still's time in seconds (default: the middle of the animation).")
-                  ] = None,
+    up: o.Up = None,
     animation: o.Animation = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    output: Annotated[Path | None, o.Opt(
+        "-o", "--output", panel=o.OUTPUT, metavar="FILE",
+        show_default="FILE's name + .mp4, beside it, a new name",
+        help="Video to write (.mp4 or .gif), or one frame as a .png still.")] = None,
+    fps: Annotated[float | None, o.Opt(
+        panel=o.OUTPUT, metavar="FPS", show_default="the file's keyframes, else 30",
+        help=ranged("Frames per second.", "fps", "preview"))] = None,
+    at: Annotated[float | None, o.Opt(
+        panel=o.OUTPUT, metavar="SECONDS", show_default="the middle of the animation",
+        help="A .png still's time.")] = None,
+    json_out: o.Json = False,
+    width: Annotated[int, o.Opt(panel=VIEW, metavar="PIXELS",
+                                help=ranged("Image width.", "width"))] = 640,
+    height: Annotated[int, o.Opt(panel=VIEW, metavar="PIXELS",
+                                 help=ranged("Image height.", "height"))] = 480,
+    azimuth: Annotated[float, o.Opt(
+        panel=VIEW, metavar="DEGREES", help=ranged("Camera angle about +Y.", "azimuth"))
+    ] = 30.0,
+    elevation: Annotated[float, o.Opt(
+        panel=VIEW, metavar="DEGREES",
+        help=ranged("Camera angle above the ground.", "elevation"))] = 20.0,
+    renderer: o.Renderer = "auto",
 ) -> None:
-    """Render an animation to an MP4 (H.264) or GIF preview, or one frame to a PNG."""
+    """Render an animation to an MP4 (H.264) or GIF, or one frame to a PNG.
+
+    Examples:
+
+      neurok preview chair_animated.glb         (writes chair_animated.mp4 beside it)
+
+      neurok preview out.glb -o still.png --at 1.5 --width 1280 --height 960
+    """
     from ..preview import PreviewConfig
     from ..preview import preview as run_preview
 
-    cfg = PreviewConfig(input=file, output=output or Path(file.name).with_suffix(".mp4"),
+    cfg = PreviewConfig(input=file, output=output or beside(file, ""),
                         fps=fps, width=width, height=height, azimuth=azimuth,
                         elevation=elevation, renderer=renderer, up=up, at=at,
                         animation=animation)

@@ -1,4 +1,4 @@
-"""``neurok simulate INPUT -o OUT``: full-order physics (MuJoCo) on a user's asset."""
+"""``neurok simulate FILE [-o OUT]``: full-order physics (MuJoCo) on a user's asset."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from ..errors import UsageError
 from . import _options as o
 from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
-
-Opt = typer.Option
+from ._names import beside
 
 
 def _parse_cells(text: str | None) -> tuple[int, ...] | None:
@@ -25,47 +24,69 @@ def _parse_cells(text: str | None) -> tuple[int, ...] | None:
         raise UsageError(f"--cells must be three whole numbers X,Y,Z, not {text!r}") from None
 
 
+Drop = o.shown(o.Drop, "0.3 soft, 0.5 cloth, 0.6 beam")
+Pins = o.shown(o.Pins, "none")
+Pushes = o.shown(o.Pushes, "none")
+
+
 @guarded
 def simulate(
     file: Annotated[Path, typer.Argument(
+        metavar="FILE", show_default=False,
         help="Mesh to simulate (OBJ, GLB/glTF, PLY, STL; up to 1,500,000 triangles).")],
-    output: o.Output,
-    seconds: o.Seconds = 2.0,
-    fps: o.Fps = 30.0,
-    material: o.Material = "auto",
-    young: o.Young = None,
-    poisson: Annotated[float | None, Opt(help=ranged("Poisson ratio.", "poisson"))] = None,
-    density: o.Density = None,
-    damping: o.Damping = None,
-    thickness: Annotated[float | None, Opt(
-        help=ranged("Cloth thickness, metres.", "thickness"))] = None,
     size: o.Size = None,
     units: o.Units = None,
     up: o.Up = None,
-    drop: o.Drop = None,
+    seconds: o.Seconds = 2.0,
+    fps: o.Fps = 30.0,
+    drop: Drop = None,
+    velocity: o.Velocity = "0,0,0",
+    spin: o.Spin = "0,0,0",
+    material: o.Material = "auto",
+    young: o.Young = None,
+    poisson: Annotated[float | None, o.Opt(
+        panel=o.MATERIAL, metavar="RATIO", show_default=o.BY_MATERIAL,
+        help=ranged("Poisson ratio.", "poisson"))] = None,
+    density: o.Density = None,
+    damping: o.Damping = None,
+    thickness: Annotated[float | None, o.Opt(
+        panel=o.MATERIAL, metavar="METRES", show_default=o.BY_MATERIAL,
+        help=ranged("Cloth thickness.", "thickness"))] = None,
     gravity: o.Gravity = "0,-9.81,0",
     ground: o.Ground = True,
     friction: o.Friction = 0.8,
-    velocity: o.Velocity = "0,0,0",
-    spin: o.Spin = "0,0,0",
+    pin: Pins = None,
+    push: Pushes = None,
     wind: o.Wind = "0,0,0",
     gust: o.Gust = 0.0,
-    pin: o.Pins = None,
-    push: o.Pushes = None,
-    dof: Annotated[str | None, Opt(help="Soft bodies: trilinear, quadratic or tet.")] = None,
-    cells: Annotated[str | None, Opt(
-        help="Interpolation cells X,Y,Z of soft bodies and beams (default: from the "
-             "shape's proportions; more resolve the deformation more finely).")] = None,
-    max_vertices: Annotated[int, Opt(
+    output: o.Output = None,
+    fmt: o.Format = None,
+    encoding: o.Encoding = "compact",
+    renderer: o.Renderer = "auto",
+    json_out: o.Json = False,
+    dof: Annotated[str | None, o.Opt(
+        panel=o.MODEL, metavar=o.choices("trilinear", "quadratic", "tet"),
+        show_default="by the shape", help="How soft bodies are discretised.")] = None,
+    cells: Annotated[str | None, o.Opt(
+        panel=o.MODEL, metavar="X,Y,Z", show_default="from the shape's proportions",
+        help="Interpolation cells of soft bodies and beams (more resolve the deformation "
+             "more finely).")] = None,
+    max_vertices: Annotated[int, o.Opt(
+        panel=o.MODEL, metavar="N",
         help=ranged("Denser cloth/tet meshes are simulated on a proxy this size (5x for "
                     "cells).", "max_vertices"))
     ] = 3000,
-    encoding: o.Encoding = "compact",
-    fmt: o.Format = None,
-    renderer: o.Renderer = "auto",
-    json_out: o.Json = False,
 ) -> None:
-    """Simulate an asset with full-order physics and write the motion."""
+    """Simulate an asset with full-order physics (MuJoCo) and write the motion.
+
+    Slower than animate, and the reference it learns from.
+
+    Examples:
+
+      neurok simulate chair.glb                 (writes chair_simulated.glb beside it)
+
+      neurok simulate towel.obj --material cotton --pin 'x<0.02' --seconds 3 -o towel.mp4
+    """
     from ..io.export import ExportOptions
     from ..sim.conditions import Conditions, parse_impulse, parse_vector
     from ..simulate import SimulateConfig, report_rows
@@ -76,6 +97,7 @@ def simulate(
                       spin=parse_vector(spin, "--spin"), wind=parse_vector(wind, "--wind"),
                       gust=gust, pins=list(pin or []),
                       impulses=[parse_impulse(p) for p in push or []])
+    output = output or beside(file, "_simulated", fmt)
     cfg = SimulateConfig(input=file, output=output, seconds=seconds, fps=fps,
                          material=material, young=young, poisson=poisson, density=density,
                          damping=damping, thickness=thickness, size=size, units=units, up=up,

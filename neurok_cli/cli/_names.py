@@ -1,0 +1,42 @@
+"""Default names for what a command writes when the user names no place: beside the input,
+never the input itself, never a file or folder that is already there."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+# --format -> the extension of a default output ("" : a folder of frames)
+EXTENSIONS = {None: ".glb", "glb": ".glb", "gltf": ".gltf", "obj": "", "ply": "",
+              "mp4": ".mp4", "gif": ".gif"}
+
+
+def free_name(folder: Path, stem: str, ext: str, avoid: Path | None = None) -> Path:
+    """``folder/stem+ext``, or ``stem_2+ext``, ``stem_3+ext``, ... : the first that does not
+    exist and is not ``avoid``."""
+    taken = avoid.resolve() if avoid is not None else None
+    n = 1
+    while True:
+        path = folder / (f"{stem}{ext}" if n == 1 else f"{stem}_{n}{ext}")
+        if not path.exists() and not path.is_symlink() and path.resolve() != taken:
+            return path
+        n += 1
+
+
+def beside(source: Path, suffix: str, fmt: str | None = None) -> Path:
+    """The default output of a command reading ``source``: ``chair.glb`` ->
+    ``chair{suffix}.glb`` (the extension by ``fmt``; a preview's ``.mp4`` when ``suffix``
+    is empty), in the same folder."""
+    ext = EXTENSIONS.get(fmt.lower() if fmt else None, ".glb") if suffix else ".mp4"
+    stem = source.name if source.is_dir() else source.stem
+    return free_name(source.parent, f"{stem}{suffix}", ext, avoid=source)
+
+
+def new_run(data: Path, root: Path = Path("runs")) -> Path:
+    """A new run folder for training on ``data``: ``runs/<dataset-name>-<n>``, the first
+    ``n`` from 1 that is not there yet."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", data.resolve().name).strip("-") or "run"
+    n = 1
+    while (root / f"{name}-{n}").exists():
+        n += 1
+    return root / f"{name}-{n}"
