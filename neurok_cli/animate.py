@@ -254,7 +254,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     t_load = time.perf_counter()
     say("moving")
     try:
-        motion = latent_motion(model, start, welded.faces, mcfg)
+        motion = latent_motion(model, start, welded.faces, mcfg, progress=on_frame)
     except FloatingPointError as exc:
         raise NeurokError(f"{exc}; try a smaller --stiffness, more --damping or a gentler "
                           "preset") from exc

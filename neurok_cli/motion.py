@@ -373,8 +373,10 @@ class _Object:
 
 
 def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
-                  cfg: MotionConfig) -> Motion:
-    """Move ``vertices`` (N, 3) (metres, +Y up, where they start; the ground is y = 0)."""
+                  cfg: MotionConfig, *,
+                  progress: Callable[[int, int], None] | None = None) -> Motion:
+    """Move ``vertices`` (N, 3) (metres, +Y up, where they start; the ground is y = 0);
+    ``progress(done, total)`` is called after each integrated frame."""
     if cfg.category not in ("soft", "cloth", "beam"):
         raise UsageError(f"unknown material category {cfg.category!r}")
     if not (cfg.seconds > 0 and cfg.fps > 0 and cfg.samples >= 1):
@@ -390,7 +392,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     clock["fit"] = time.perf_counter()
     body, pins = _body(obj, fit, edges, k_edge, cfg)
     dyn = LatentDynamics(body, _environment(obj.size, cfg), samples=cfg.samples)
-    roll = _integrate(dyn, obj, sub, model.cfg.latent_dim, cfg, gen)
+    roll = _integrate(dyn, obj, sub, model.cfg.latent_dim, cfg, gen, progress)
     clock["integrate"] = time.perf_counter()
     frames, residual, sweeps = _decode_frames(roll, decode, fit.shape, obj, cfg.strain_limit)
     sunk = 0.0
@@ -585,7 +587,8 @@ def _environment(size: float, cfg: MotionConfig) -> Environment:
 
 
 def _integrate(dyn: LatentDynamics, obj: _Object, sub: Subspace, latent_dim: int,
-               cfg: MotionConfig, gen: torch.Generator) -> Rollout:
+               cfg: MotionConfig, gen: torch.Generator,
+               progress: Callable[[int, int], None] | None = None) -> Rollout:
     """The start state (at rest, or the fitted one; further samples drawn around it) and
     the rollout through the frame times, pushes included."""
     f64 = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
@@ -615,7 +618,7 @@ def _integrate(dyn: LatentDynamics, obj: _Object, sub: Subspace, latent_dim: int
                   dv=f64(imp.velocity)) for imp in cond.impulses]
     n_frames = int(np.floor(cfg.seconds * cfg.fps + 1e-9)) + 1
     times = torch.arange(n_frames, dtype=torch.float64) / cfg.fps
-    return rollout(dyn, y0, times, events=events, method=cfg.method)
+    return rollout(dyn, y0, times, events=events, method=cfg.method, progress=progress)
 
 
 def _volume_term(owner: np.ndarray, faces: np.ndarray, rest: np.ndarray, cfg: MotionConfig

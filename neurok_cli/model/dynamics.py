@@ -737,10 +737,12 @@ def integrate(func: nn.Module, y: Tensor, t0: float, t1: float, *, method: str =
 
 
 def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Event] = (),
-            method: str = "rk4", step: float | None = None) -> Rollout:
+            method: str = "rk4", step: float | None = None,
+            progress: Callable[[int, int], None] | None = None) -> Rollout:
     """Integrate from y0 at times[0] through every time in ``times`` (T,), applying the
     ``events`` (velocity kicks) at their times; the rotation is re-based after every frame so
-    that θ stays small. ``step`` defaults to dyn.step_size().
+    that θ stays small. ``step`` defaults to dyn.step_size(); ``progress(done, T)`` is called
+    after each frame.
 
     A body that has come to rest sleeps, as in rigid-body engines: once every motion's kinetic
     energy has stayed below SLEEP_ENERGY x m g (half its size) at every frame for SLEEP_TIME,
@@ -761,7 +763,8 @@ def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Even
         torch.set_num_threads(1)
     try:
         with torch.inference_mode():
-            out = _rollout(dyn, y0, times, events=events, method=method, step=step)
+            out = _rollout(dyn, y0, times, events=events, method=method, step=step,
+                           progress=progress)
     finally:
         torch.set_num_threads(threads)
     dyn.R_ref, dyn._memo = dyn.R_ref.clone(), None
@@ -781,7 +784,8 @@ def _step_budget(steps: float, step: float) -> None:
 
 
 def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Event],
-             method: str, step: float | None) -> Rollout:
+             method: str, step: float | None,
+             progress: Callable[[int, int], None] | None = None) -> Rollout:
     step = step or dyn.step_size()
     _step_budget((float(times[-1]) - float(times[0])) / step, step)
     pending = sorted(events, key=lambda e: e.time)
@@ -840,6 +844,8 @@ def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Eve
         y = dyn.rebase(y)
         r, _, q, *_ = dyn.split(y)
         rot[i], trans[i], qs[i] = dyn.R_ref, r, q
+        if progress is not None:
+            progress(i + 1, T)
     if method != "rk4":
         steps = dyn.evaluations
     return Rollout(times=times.to(torch.float64), rotation=rot, translation=trans, q=qs,
