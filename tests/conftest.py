@@ -28,12 +28,31 @@ ASSET_FILES = {
 }
 
 
+NO_ASSETS = "../shared/assets not found (third-party test assets; see README)"
+
+
+def _no_assets() -> None:
+    """Skip the current test for want of the shared assets (counted in the summary)."""
+    pytest.skip(NO_ASSETS)
+
+
 def asset_path(name: str) -> Path:
     """Path of a shared asset; skips the test when the shared folder is absent."""
     path = ASSETS / ASSET_FILES[name]
+    if not ASSETS.is_dir():
+        _no_assets()
     if not path.is_file():
         pytest.skip(f"shared asset {path} is not available")
     return path
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Say once, above the final counts, why tests skipped for want of the shared assets."""
+    n = sum(1 for rep in terminalreporter.stats.get("skipped", [])
+            if isinstance(rep.longrepr, tuple) and NO_ASSETS in str(rep.longrepr[-1]))
+    if n:
+        terminalreporter.write_line(f"{n} test{'s' if n != 1 else ''} skipped: {NO_ASSETS}",
+                                    yellow=True)
 
 
 def validate_gltf(*paths: Path) -> list[dict]:
@@ -95,5 +114,5 @@ def one_torch_thread():
 @pytest.fixture
 def assets_dir() -> Path:
     if not ASSETS.is_dir():
-        pytest.skip("shared assets are not available")
+        _no_assets()
     return ASSETS

@@ -16,7 +16,8 @@ from .train import train
 
 app = typer.Typer(
     name="neurok",
-    help="Turn a static 3D asset into physically plausible 4D animation.",
+    help="Turn a static 3D asset into physically plausible 4D animation.\n\n"
+         "Start with:  neurok animate chair.glb  then  neurok preview chair_animated.glb",
     no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -39,8 +40,12 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
-    """Turn a static 3D asset into physically plausible 4D animation."""
+                                       metavar="", help="Print the version and exit.")
+          ) -> None:
+    """Turn a static 3D asset into physically plausible 4D animation.
+
+    Start with:  neurok animate chair.glb   then:  neurok preview chair_animated.glb
+    """
 
 
 def main() -> None:

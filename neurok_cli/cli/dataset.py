@@ -47,10 +47,15 @@ def generate_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print the header as JSON.")
                         ] = False,
 ) -> None:
-    """Simulate a 4D dataset with MuJoCo: varied shapes, materials and conditions.
+    """Simulate a 4D dataset with MuJoCo.
 
-    Resumable (finished sequences are skipped) and deterministic for a seed; unstable runs are
-    rejected and counted by reason. The test split holds shape families never seen in train.
+    Varied shapes, materials and conditions. Resumable (finished sequences are skipped)
+    and deterministic for a seed; unstable runs are rejected and counted by reason. The test
+    split holds shape families never seen in train.
+
+    Example:
+
+      neurok dataset generate work/corpus --count 300 --workers 2
     """
     from dataclasses import asdict
 
@@ -107,7 +112,15 @@ def import_cmd(
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Import external 4D data as sequences of a dataset (re-running skips what is there)."""
+    """Import external 4D data into a dataset.
+
+    glTF animations, DeformingThings4D .anime files and OBJ/PLY frame folders become
+    sequences of the dataset; re-running skips what is there.
+
+    Example:
+
+      neurok dataset import clips/ work/corpus --split train --category soft
+    """
     from ..data.imports import import_path
 
     with progress_bar("importing") as update:
@@ -139,7 +152,14 @@ def info_cmd(
     validate: Annotated[bool, typer.Option(
         "--validate/--no-validate", help="Load and check every file (slower).")] = True,
 ) -> None:
-    """Sequences per category and split, sizes, materials, rejections and invalid files."""
+    """Sequences, sizes and materials of a dataset.
+
+    Per category and split, with rejections and invalid files.
+
+    Example:
+
+      neurok dataset info work/corpus --no-validate
+    """
     from ..data.summary import summarize, summary_tables
     from ..errors import InputError
 

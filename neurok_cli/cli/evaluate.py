@@ -43,7 +43,15 @@ def evaluate(
     device: o.Device = "auto",
     seed: Annotated[int, Opt(help=ranged("Random seed.", "seed"))] = 0,
 ) -> None:
-    """Inverse kinematics, reconstruction, prior plausibility and rollouts over a split."""
+    """Measure a bundle on a dataset split: fit, prior and rollouts.
+
+    Inverse kinematics, reconstruction, prior plausibility and rollouts against the
+    engine's sequences.
+
+    Example:
+
+      neurok eval --data work/corpus --split test --json report.json --plot report.png
+    """
     from rich.table import Table
 
     from ..evaluate.run import evaluate as run_eval
@@ -120,9 +128,16 @@ def calibrate(
     device: o.Device = "auto",
     json_out: o.Json = False,
 ) -> None:
-    """Fit the bundle to data: each category's latent stiffness, so rollouts match the
-    engine, the instance prior's spread, so samples deform like the data, and the edge
-    strain the decoded frames keep within."""
+    """Fit a bundle's stiffness, prior and strain limit to data.
+
+    Each category's latent stiffness, so rollouts match the engine; the instance prior's
+    spread, so samples deform like the data; and the edge strain the decoded frames keep
+    within. The bundle folder is rewritten.
+
+    Example:
+
+      neurok calibrate --data work/corpus --weights runs/corpus-1/bundle --only prior
+    """
     from ..evaluate.run import CALIBRATION_PARTS, calibrate_bundle
     from ._common import print_rows
 

@@ -11,51 +11,81 @@ import typer
 from . import _options as o
 from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
+from ._options import Opt
 
-Opt = typer.Option
+FIT, THEN = "Fit", "Then animate (a sequence only)"
+FIT_STEPS = 150  # FitConfig.steps, the library's default (a test holds them equal)
 
 
 @guarded
 def fit(
     observed: Annotated[Path, typer.Argument(
+        metavar="OBSERVED", show_default=False,
         help="Observed shape: a mesh, a point cloud (.xyz/.txt/.csv/.npy/.ply/.obj without "
              "faces), an animated glTF or a folder of frames.")],
-    output: Annotated[Path, Opt("-o", "--output", help="Where to write the JSON result.")],
     rest: Annotated[Path | None, Opt(
-        help="The undeformed mesh (default for a sequence: its first frame).")] = None,
-    steps: Annotated[int, Opt(help=ranged("Optimisation steps per fit.", "steps"))] = 150,
-    points: Annotated[int, Opt(help=ranged("Observed points in the Chamfer fit.", "points"))
-                      ] = 2048,
-    samples: Annotated[int, Opt(help="Surface samples each way for the reported error.")
-                       ] = 10_000,
-    fps: Annotated[float | None, Opt(help="Frame rate of a frame folder (default: its "
-                                           "frames.json's, else 30).")] = None,
+        panel=o.INPUT, metavar="FILE", show_default="a sequence's first frame",
+        help="The undeformed mesh.")] = None,
+    fps: Annotated[float | None, Opt(
+        panel=o.INPUT, metavar="FPS", show_default="its frames.json's, else 30",
+        help="Frame rate of a frame folder.")] = None,
     up: o.Up = None,
     animation: o.Animation = None,
-    seed: Annotated[int, Opt(help=ranged("Random seed.", "seed"))] = 0,
+    output: Annotated[Path, Opt("-o", "--output", panel=o.OUTPUT, metavar="FILE.json",
+                                show_default=False, help="Where to write the JSON result.")
+                      ] = ...,
+    json_out: o.Json = False,
+    steps: Annotated[int, Opt(panel=FIT, metavar="N",
+                              help=ranged("Optimisation steps per fit.", "steps"))
+                     ] = FIT_STEPS,
+    points: Annotated[int, Opt(panel=FIT, metavar="N",
+                               help=ranged("Observed points in the Chamfer fit.", "points"))
+                      ] = 2048,
+    samples: Annotated[int, Opt(panel=FIT, metavar="N",
+                                help="Surface samples each way for the reported error.")
+                       ] = 10_000,
+    seed: Annotated[int, Opt(panel=FIT, metavar="N", help=ranged("Random seed.", "seed"))] = 0,
     weights: o.Weights = "neurok-base",
     device: o.Device = "auto",
     then_animate: Annotated[Path | None, Opt(
+        panel=THEN, metavar="FILE", show_default="none",
         help="Also animate from the recovered state of a sequence (.glb, .mp4, folder).")
                             ] = None,
-    start: Annotated[str, Opt("--from", help="last (continue) or first (re-simulate).")
-                     ] = "last",
-    seconds: Annotated[float, Opt(help=ranged("Duration of the animation, s.", "seconds"))] = 4.0,
-    material: Annotated[str, Opt(help="auto, soft, cloth or beam.")] = "auto",
-    size: Annotated[float | None, Opt(help="Largest extent of the animation's body in "
-                                           "metres (OBJ/PLY/STL frames).")] = None,
-    preset: Annotated[str | None, Opt(help="Preset of the animation (default: free).")
-                      ] = None,
-    stiffness: o.Stiffness = 1.0,
-    strain_limit: o.StrainLimit = None,
-    gravity: o.Gravity = None,
-    ground: Annotated[bool | None, Opt("--ground/--no-ground",
+    start: Annotated[str, Opt("--from", panel=THEN, metavar=o.choices("last", "first"),
+                              help="last (continue) or first (re-simulate).")] = "last",
+    seconds: Annotated[float, Opt(panel=THEN, metavar="SECONDS",
+                                  help=ranged("Duration of the animation.", "seconds"))] = 4.0,
+    material: Annotated[str, Opt(panel=THEN, metavar=o.choices("auto", "soft", "cloth", "beam"),
+                                 help="Material category.")] = "auto",
+    size: Annotated[float | None, Opt(
+        panel=THEN, metavar="METRES", show_default="from the file's units",
+        help="Largest extent of the animation's body (OBJ/PLY/STL frames).")] = None,
+    preset: Annotated[str | None, Opt(panel=THEN, metavar="NAME", show_default="free",
+                                      help="Preset of the animation.")] = None,
+    stiffness: Annotated[float, Opt(panel=THEN, metavar="SCALE",
+                                    help=ranged("Scale on the stiffness.", "stiffness"))] = 1.0,
+    strain_limit: Annotated[float | None, Opt(
+        panel=THEN, metavar="STRAIN", show_default="the weights' for the material",
+        help="Largest edge strain of the decoded frames (inf: none).")] = None,
+    gravity: Annotated[str | None, Opt(panel=THEN, metavar="X,Y,Z", show_default="0,-9.81,0",
+                                       help="Gravity, m/s^2.")] = None,
+    ground: Annotated[bool | None, Opt("--ground/--no-ground", panel=THEN, metavar="",
+                                       show_default="by the preset",
                                        help="A floor at the sequence's lowest point.")] = None,
-    push: o.Pushes = None,
-    wind: o.Wind = None,
-    json_out: o.Json = False,
+    push: Annotated[list[str] | None, Opt(
+        "--push", panel=THEN, metavar="REGION:X,Y,Z[@T]", show_default="none",
+        help="Velocity kick of a region, m/s, at T seconds; repeatable.")] = None,
+    wind: Annotated[str | None, Opt(panel=THEN, metavar="X,Y,Z", show_default="0,0,0",
+                                    help="Wind velocity, m/s.")] = None,
 ) -> None:
-    """Inverse kinematics: recover the latent state of observed shapes."""
+    """Recover the latent state of observed shapes (inverse kinematics).
+
+    Examples:
+
+      neurok fit scan.ply --rest chair.obj -o scan_fit.json
+
+      neurok fit clip.glb -o clip.json --then-animate more.glb --seconds 2 --push top:0,0,1
+    """
     from ..animate import AnimateConfig, Overrides
     from ..animate import animate as run_animate
     from ..errors import UsageError

@@ -20,7 +20,14 @@ def info(
         help="Up axis of OBJ/PLY/STL files: y or z (default: z for STL, else y).")
                   ] = None,
 ) -> None:
-    """Vertices, faces, parts, bounding box, units, animations and morph targets of a file."""
+    """What a mesh file or frame folder holds.
+
+    Vertices, faces, parts, bounding box, units, animations and morph targets.
+
+    Example:
+
+      neurok info chair.glb --json
+    """
     from ..io.describe import describe, summary_rows
 
     data = describe(file, up=up)

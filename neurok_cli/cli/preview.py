@@ -46,7 +46,7 @@ def preview(
         help=ranged("Camera angle above the ground.", "elevation"))] = 20.0,
     renderer: o.Renderer = "auto",
 ) -> None:
-    """Render an animation to an MP4 (H.264) or GIF, or one frame to a PNG.
+    """Render an animation to MP4 or GIF, or one frame to PNG.
 
     Examples:
 

@@ -77,9 +77,9 @@ def simulate(
                     "cells).", "max_vertices"))
     ] = 3000,
 ) -> None:
-    """Simulate an asset with full-order physics (MuJoCo) and write the motion.
+    """Simulate an asset with full physics (MuJoCo).
 
-    Slower than animate, and the reference it learns from.
+    Slower than animate, and the reference it learns from; writes the same formats.
 
     Examples:
 

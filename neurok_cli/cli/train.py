@@ -1,4 +1,4 @@
-"""``neurok train --data DIR --out RUN``: train a weights bundle on a 4D dataset."""
+"""``neurok train --data DIR [--out RUN]``: train a weights bundle on a 4D dataset."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import shlex
 from pathlib import Path
 from typing import Annotated
 
-import typer
 from rich.table import Table
 
 from ..errors import InputError, UsageError
 from ._checks import ranged
 from ._common import guarded, out, print_json, progress_bar
+from ._names import new_run
+from ._options import Opt, choices
 
 
 def _config_file(path: Path | None) -> dict:
@@ -45,6 +46,21 @@ def _build_config(out_dir: Path, config: Path | None, resume: bool, given: dict)
     return TrainConfig.from_dict({**fields, "out": str(out_dir)})
 
 
+def _new_run(data: Path | None, config: Path | None, resume: bool) -> Path:
+    """The run folder when --out is not given: a new runs/<dataset-name>-<n>."""
+    if resume:
+        raise UsageError("--resume continues a run: give its folder with --out RUN")
+    source = data or _config_file(config).get("data")
+    if source is None:
+        raise UsageError("give --data DIR, the 4D dataset to train on (or --resume a run)")
+    return new_run(Path(source))
+
+
+def _default(name: str) -> str:
+    """A training field's default as the help shows it (read without importing torch)."""
+    return str(TRAIN_DEFAULTS.get(name, "by the model size"))
+
+
 def _table(result: dict) -> Table:
     table = Table(title=f"step {result['step']} · {result['wall_s']:.0f} s · "
                   f"{result['device']} × {result['processes']}", title_justify="left")
@@ -60,36 +76,76 @@ def _table(result: dict) -> Table:
     return table
 
 
+DATA, TRAINING, RUN = "Data and model", "Training", "Run"
+# TrainConfig's defaults, as the help shows them (a test holds them equal); importing
+# TrainConfig would import torch and slow down every --help
+TRAIN_DEFAULTS = {"steps": 20000, "batch": 16, "lr": 3e-4, "seed": 0, "val_every": 1000,
+                  "ckpt_every": 1000}
+
+
 @guarded
 def train(
-    out_dir: Annotated[Path, typer.Option("--out", help="Run folder: checkpoint, metrics.jsonl, "
-                                          "loss.png and the bundle/ it trains.")],
-    data: Annotated[Path | None, typer.Option(
+    data: Annotated[Path | None, Opt(
+        panel=DATA, metavar="DIR", show_default="--config's, or the run's with --resume",
         help="4D dataset folder (dataset.json, train/, val/).")] = None,
-    size: Annotated[str | None, typer.Option(help="Model size: tiny, small or base.")] = None,
-    init: Annotated[Path | None, typer.Option(
+    size: Annotated[str | None, Opt(
+        panel=DATA, metavar=choices("tiny", "small", "base"), show_default="small",
+        help="Model size.")] = None,
+    init: Annotated[Path | None, Opt(
+        panel=DATA, metavar="BUNDLE", show_default="none: from scratch",
         help="Start from this weights bundle (fine-tuning): its size and parameters.")] = None,
-    config: Annotated[Path | None, typer.Option(
+    config: Annotated[Path | None, Opt(
+        panel=DATA, metavar="FILE", show_default="none",
         help="JSON file of training fields (TrainConfig); options override it.")] = None,
-    steps: Annotated[int | None, typer.Option(help="Optimizer steps in all.")] = None,
-    batch: Annotated[int | None, typer.Option(
+    steps: Annotated[int | None, Opt(
+        panel=TRAINING, metavar="N", show_default=_default("steps"),
+        help="Optimizer steps in all.")] = None,
+    batch: Annotated[int | None, Opt(
+        panel=TRAINING, metavar="N", show_default=_default("batch"),
         help="Objects per step, over all processes (raise it on a GPU).")] = None,
-    lr: Annotated[float | None, typer.Option(help=ranged("Peak learning rate.", "lr"))] = None,
-    device: Annotated[str | None, typer.Option(help="auto, cpu or cuda.")] = None,
-    resume: Annotated[bool, typer.Option(
-        "--resume", help="Continue the run in --out from its checkpoint.")] = False,
-    val_every: Annotated[int | None, typer.Option(help="Steps between validations.")] = None,
-    ckpt_every: Annotated[int | None, typer.Option(help="Steps between checkpoints.")] = None,
-    workers: Annotated[int | None, typer.Option(
-        help="Batch-sampling processes (default: 0 on CPU, up to 8 on CUDA).")] = None,
-    seed: Annotated[int | None, typer.Option(help=ranged("Random seed.", "seed"))] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the final metrics as JSON.")
-                        ] = False,
+    lr: Annotated[float | None, Opt(
+        panel=TRAINING, metavar="RATE", show_default=_default("lr"),
+        help=ranged("Peak learning rate.", "lr"))] = None,
+    seed: Annotated[int | None, Opt(
+        panel=TRAINING, metavar="N", show_default=_default("seed"),
+        help=ranged("Random seed.", "seed"))] = None,
+    device: Annotated[str | None, Opt(
+        panel=TRAINING, metavar=choices("auto", "cpu", "cuda"), show_default="auto",
+        help="Where to train.")] = None,
+    workers: Annotated[int | None, Opt(
+        panel=TRAINING, metavar="N", show_default="0 on CPU, up to 8 on CUDA",
+        help="Batch-sampling processes.")] = None,
+    out_dir: Annotated[Path | None, Opt(
+        "--out", panel=RUN, metavar="DIR", show_default="a new runs/<dataset>-<n>",
+        help="Run folder: checkpoint, metrics.jsonl, loss.png and the bundle/ it trains.")
+    ] = None,
+    resume: Annotated[bool, Opt(
+        "--resume", panel=RUN, metavar="", help="Continue the run in --out from its "
+                                                "checkpoint.")] = False,
+    val_every: Annotated[int | None, Opt(
+        panel=RUN, metavar="STEPS", show_default=_default("val_every"),
+        help="Steps between validations.")] = None,
+    ckpt_every: Annotated[int | None, Opt(
+        panel=RUN, metavar="STEPS", show_default=_default("ckpt_every"),
+        help="Steps between checkpoints.")] = None,
+    json_out: Annotated[bool, Opt("--json", panel=RUN, metavar="",
+                                  help="Print the final metrics as JSON.")] = False,
 ) -> None:
-    """Train a NeuROK model on a 4D dataset: checkpoints, validation, loss curve and a bundle.
+    """Train a model on a 4D dataset.
+
+    Writes checkpoints, validation metrics, a loss curve and a weights bundle to the run
+    folder.
 
     Runs on CPU or CUDA unchanged; for several processes or GPUs launch it with
     `python -m torch.distributed.run --nproc_per_node N -m neurok_cli train ...`.
+
+    Examples:
+
+      neurok train --data ./4d_dataset                (a new run folder, runs/4d_dataset-1)
+
+      neurok train --data ./4d_dataset --init weights/neurok-base --steps 1000 --out runs/ft
+
+      neurok train --out runs/ft --resume --steps 2000
     """
     from ..train import train as run_training
 
@@ -99,6 +155,8 @@ def train(
     given = {"data": data, "size": size, "init": init, "steps": steps, "batch": batch, "lr": lr,
              "device": device, "val_every": val_every, "ckpt_every": ckpt_every,
              "workers": workers, "seed": seed}
+    if out_dir is None:
+        out_dir = _new_run(data, config, resume)
     cfg = _build_config(out_dir, config, resume, given)
     main = os.environ.get("RANK", "0") == "0"  # under torchrun only rank 0 reports
     # the command as the options say it (sys.argv is the caller's, e.g. pytest's, not ours)
@@ -119,4 +177,5 @@ def train(
     train_stats = result.get("train") or {}
     if train_stats:
         out.print(f"train loss {train_stats['loss']:.4g}, RMSE {train_stats['rmse']:.4g}")
+    out.print(f"run folder: {out_dir}")
     out.print(f"bundle: {result['bundle']}")
