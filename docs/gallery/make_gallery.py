@@ -110,7 +110,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:
             out = make(name, Path(tmp))
-            print(f"{out.relative_to(ROOT)}: {out.stat().st_size / 1024:.0f} KiB")
+            print(f"{out.relative_to(ROOT)}: {out.stat().st_size / 1024:.0f} KiB")  # noqa: T201
 
 
 if __name__ == "__main__":
