@@ -95,7 +95,26 @@ class Asset:
     def welded(self) -> Welded:
         """The position-welded surface (computed once)."""
         if self._welded is None:
-            from .mesh import weld
-
             self._welded = weld(self.vertices, self.faces)
         return self._welded
+
+
+def weld(vertices: np.ndarray, faces: np.ndarray, *, tolerance: float = 1e-7) -> Welded:
+    """Merge vertices closer than ``tolerance`` x bounding-box diagonal.
+
+    Args:
+        vertices: (N, 3) positions. faces: (F, 3) indices into them.
+    Returns:
+        :class:`Welded` with (M, 3) unique positions, cleaned (F', 3) faces and the (N,) map.
+    """
+    diag = float(np.linalg.norm(np.ptp(vertices, axis=0))) or 1.0
+    keys = np.round((vertices - vertices.min(axis=0)) / (tolerance * diag)).astype(np.int64)
+    _, first, index = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    index = index.reshape(-1)
+    wf = index[faces]
+    keep = (wf[:, 0] != wf[:, 1]) & (wf[:, 1] != wf[:, 2]) & (wf[:, 0] != wf[:, 2])
+    wf = wf[keep]
+    # a double-sided copy of a triangle (any winding) is the same surface: keep the first
+    _, uniq = np.unique(np.sort(wf, axis=1), axis=0, return_index=True)
+    wf = wf[np.sort(uniq)]
+    return Welded(vertices=vertices[first], faces=wf, index=index)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, UsageError
-from .asset import Asset, Part, Welded
+from .asset import Asset, Part, weld  # noqa: F401  (weld: re-exported, the loaders' API)
 
 GLTF_SUFFIXES = (".glb", ".gltf")
 MAX_COORDINATE = 1e15  # |x| in file units; beyond it float32 exports and squared distances fail
@@ -153,27 +153,6 @@ def _check_area(asset: Asset) -> None:
     if not areas.sum() > 1e-12 * extent2 or len(asset.welded().faces) == 0:
         raise InputError(f"{asset.path}: the faces have no area (all vertices lie on a line "
                          "or the triangles are degenerate); there is no surface to deform")
-
-
-def weld(vertices: np.ndarray, faces: np.ndarray, *, tolerance: float = 1e-7) -> Welded:
-    """Merge vertices closer than ``tolerance`` x bounding-box diagonal.
-
-    Args:
-        vertices: (N, 3) positions. faces: (F, 3) indices into them.
-    Returns:
-        :class:`Welded` with (M, 3) unique positions, cleaned (F', 3) faces and the (N,) map.
-    """
-    diag = float(np.linalg.norm(np.ptp(vertices, axis=0))) or 1.0
-    keys = np.round((vertices - vertices.min(axis=0)) / (tolerance * diag)).astype(np.int64)
-    _, first, index = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    index = index.reshape(-1)
-    wf = index[faces]
-    keep = (wf[:, 0] != wf[:, 1]) & (wf[:, 1] != wf[:, 2]) & (wf[:, 0] != wf[:, 2])
-    wf = wf[keep]
-    # a double-sided copy of a triangle (any winding) is the same surface: keep the first
-    _, uniq = np.unique(np.sort(wf, axis=1), axis=0, return_index=True)
-    wf = wf[np.sort(uniq)]
-    return Welded(vertices=vertices[first], faces=wf, index=index)
 
 
 Z_UP_TO_Y_UP = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])  # (x, y, z) -> (x, z, -y)
