@@ -7,6 +7,12 @@ present), renders them as Markdown tables and replaces what lies between the
 ``<!-- results:begin -->`` and ``<!-- results:end -->`` lines of docs/results.md. ``--check``
 prints the section instead of writing it.
 
+    python benchmarks/results.py --summary PLAUSIBILITY.json [--weights neurok-base]
+
+writes README's compact table instead (between ``<!-- summary:begin -->`` and
+``<!-- summary:end -->``): the bundle's test-split figures from its ``config.json`` (what
+`neurok eval` measured) and the rows of `python benchmarks/plausibility.py --json FILE`.
+
 The full run that fills DIR (about 12 minutes on a 2-core CPU; one benchmark at a time --
 two torch processes on 2 cores slow each other down many times over):
 
@@ -23,6 +29,8 @@ import sys
 from pathlib import Path
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+SUMMARY = "<!-- summary:begin -->", "<!-- summary:end -->"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def fit_table(d: dict) -> list[str]:
@@ -86,23 +94,66 @@ def section(folder: Path) -> str:
     return "\n\n".join(parts)
 
 
+def summary_table(metrics: dict, plaus: list[dict]) -> list[str]:
+    """README's table: the bundle's test-split figures, then each plausibility run against
+    the engine."""
+    ik, ro = metrics["test"]["inverse_kinematics"], metrics["test"]["rollout"]
+    cmd = f"`{metrics['measured_by']}`"
+    out = ["| what | neurok | reference | command |", "|---|---|---|---|",
+           "| shape recovery on unseen shape families (Chamfer-L1, × diagonal) | "
+           f"{ik['chamfer']['all']:.4f} | rest pose {ik['rest_chamfer']['all']:.4f} | {cmd} |",
+           "| 2 s motion vs the physics engine (mean vertex error, × diagonal) | "
+           f"{ro['error']['all']:.3f} | rest pose {ro['rest_error']['all']:.3f} | "
+           "same, `--only rollout` |"]
+    for i, r in enumerate(plaus):
+        a, e = r["animate"], r["engine"]
+        same = "`python benchmarks/plausibility.py`" if i == 0 else "same"
+        vol = (f"{a['volume_min']:.3f} / " if a["volume_min"] is not None else "")
+        evol = (f"{e['volume_min']:.3f} / " if e["volume_min"] is not None else "")
+        what = "smallest volume / crumple (rad)" if vol else "crumple (rad)"
+        out.append(f"| {r['asset']} {r['preset']}: {what} | {vol}{a['crumple']:.3f} | "
+                   f"engine {evol}{e['crumple']:.3f} | {same} |")
+    if plaus:
+        r = plaus[0]
+        out.append(f"| {r['asset']} {r['preset']}, whole command | {r['animate_s']:.1f} s | "
+                   f"`neurok simulate` {r['simulate_s']:.1f} s | same |")
+    return out
+
+
+def replace_block(path: Path, marks: tuple[str, str], body: str) -> None:
+    """Put ``body`` between the two marker lines of the Markdown file at ``path``."""
+    text = path.read_text()
+    if marks[0] not in text or marks[1] not in text:
+        sys.exit(f"{path}: no {marks[0]} ... {marks[1]} block")
+    head, rest = text.split(marks[0], 1)
+    _, tail = rest.split(marks[1], 1)
+    path.write_text(f"{head}{marks[0]}\n{body}\n{marks[1]}{tail}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--from", dest="folder", type=Path, required=True)
-    ap.add_argument("--readme", type=Path, default=Path(__file__).resolve().parents[1]
-                    / "docs" / "results.md", help="the Markdown file holding the block")
+    ap.add_argument("--from", dest="folder", type=Path)
+    ap.add_argument("--summary", type=Path, help="plausibility.py's JSON: write README's table")
+    ap.add_argument("--weights", default="neurok-base", help="the bundle whose figures to show")
+    ap.add_argument("--readme", type=Path, default=None,
+                    help="the Markdown file holding the block (default: docs/results.md, or "
+                    "README.md with --summary)")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    body = section(args.folder)
+    if (args.folder is None) == (args.summary is None):
+        ap.error("give --from DIR or --summary PLAUSIBILITY.json")
+    if args.summary:
+        config = ROOT / "neurok_cli" / "weights" / args.weights / "config.json"
+        metrics = json.loads(config.read_text())["metrics"]
+        body = "\n".join(summary_table(metrics, json.loads(args.summary.read_text())))
+        target, marks = args.readme or ROOT / "README.md", SUMMARY
+    else:
+        body = section(args.folder)
+        target, marks = args.readme or ROOT / "docs" / "results.md", (BEGIN, END)
     if args.check:
         sys.stdout.write(body + "\n")
         return
-    text = args.readme.read_text()
-    if BEGIN not in text or END not in text:
-        sys.exit(f"{args.readme}: no {BEGIN} ... {END} block")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    args.readme.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}")
+    replace_block(target, marks, body)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ steps are the ones CI runs, and the files it points to exist."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import shlex
 import shutil
@@ -104,6 +106,19 @@ def test_linked_files_exist():
     for link in links:
         if "://" not in link:
             assert (ROOT / link).exists(), link
+
+
+def test_measured_table_is_the_one_the_benchmarks_write():
+    """README's table is what `benchmarks/results.py --summary docs/plausibility.json` writes
+    from the shipped bundle's figures: no figure typed by hand."""
+    spec = importlib.util.spec_from_file_location("results", ROOT / "benchmarks" / "results.py")
+    results = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(results)
+    config = ROOT / "neurok_cli" / "weights" / "neurok-base" / "config.json"
+    plaus = json.loads((ROOT / "docs" / "plausibility.json").read_text())
+    table = results.summary_table(json.loads(config.read_text())["metrics"], plaus)
+    begin, end = results.SUMMARY
+    assert README.split(begin, 1)[1].split(end, 1)[0].strip() == "\n".join(table)
 
 
 def test_code_block_commands_run_on_the_examples(tmp_path, monkeypatch):
