@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ._checks import FRAMES_NOTE, ranged
 from ._common import guarded, out, print_json, progress_bar, warn
+from ._options import Opt, choices
 
 dataset_app = typer.Typer(help="Make, import and inspect 4D datasets.", no_args_is_help=True)
 
@@ -23,28 +24,31 @@ dataset_app = typer.Typer(help="Make, import and inspect 4D datasets.", no_args_
 @guarded
 def generate_cmd(
     out_dir: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to fill.")],
-    count: Annotated[int, typer.Option(
-        help=ranged("Sequences to simulate (all shards).", "count"))] = 100,
-    seed: Annotated[int, typer.Option(
-        help=ranged("Seed: the same seed makes the same arrays.", "seed"))] = 0,
-    categories: Annotated[str, typer.Option(help="Comma-separated: soft, cloth, beam.")
+    count: Annotated[int, Opt(metavar="N",
+                              help=ranged("Sequences to simulate (all shards).", "count"))] = 100,
+    seed: Annotated[int, Opt(
+        metavar="N", help=ranged("Seed: the same seed makes the same arrays.", "seed"))] = 0,
+    categories: Annotated[str, Opt(metavar="LIST", help="Comma-separated: soft, cloth, beam.")
                           ] = "soft,cloth,beam",
-    shapes: Annotated[Path | None, typer.Option(
+    shapes: Annotated[Path | None, Opt(
+        metavar="DIR", show_default="none",
         help="Folder of extra closed meshes to simulate as soft bodies (train split).")] = None,
-    workers: Annotated[int, typer.Option(help=ranged("Parallel processes.", "workers"))] = 1,
-    shard: Annotated[str, typer.Option(help="i/n: make only jobs with index % n == i.")
+    workers: Annotated[int, Opt(metavar="N", help=ranged("Parallel processes.", "workers"))
+                       ] = 1,
+    shard: Annotated[str, Opt(metavar="I/N", help="Make only jobs with index % N == I.")
                      ] = "0/1",
-    splits: Annotated[str, typer.Option(
+    splits: Annotated[str, Opt(metavar="LIST",
         help="Comma-separated splits to make now: train, val, test (e.g. test alone to "
              "evaluate; the others can follow into the same folder).")] = "train,val,test",
-    seconds: Annotated[float, typer.Option(
-        help=ranged(f"Length of each sequence, seconds; {FRAMES_NOTE}.", "seconds"))] = 2.0,
-    fps: Annotated[float, typer.Option(
-        help=ranged(f"Frames per second; {FRAMES_NOTE}.", "fps"))] = 30.0,
-    interior_pins: Annotated[float, typer.Option(
+    seconds: Annotated[float, Opt(
+        metavar="SECONDS",
+        help=ranged(f"Length of each sequence; {FRAMES_NOTE}.", "seconds"))] = 2.0,
+    fps: Annotated[float, Opt(
+        metavar="FPS", help=ranged(f"Frames per second; {FRAMES_NOTE}.", "fps"))] = 30.0,
+    interior_pins: Annotated[float, Opt(metavar="SHARE",
         help=ranged("Share of pinned sheets held by a patch inside them rather than by an "
                     "edge or corners.", "interior_pins"))] = 0.0,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the header as JSON.")
+    json_out: Annotated[bool, Opt("--json", metavar="", help="Print the header as JSON.")
                         ] = False,
 ) -> None:
     """Simulate a 4D dataset with MuJoCo.
@@ -97,20 +101,22 @@ def import_cmd(
                             "numbered OBJ/PLY frames, or a folder holding many of these.")],
     out_dir: Annotated[Path, typer.Argument(
         metavar="OUT", help="Dataset folder to create or add to.")],
-    split: Annotated[str, typer.Option(help="Split to add to: train, val or test.")
-                     ] = "train",
-    category: Annotated[str | None, typer.Option(
-        help="Category recorded in each sequence (default: imported).")] = None,
-    fps: Annotated[float | None, typer.Option(
-        help="Frames per second (default: glTF keyframe rate if even, a frame folder's "
-             "frames.json, else 30).")] = None,
-    up: Annotated[str | None, typer.Option(
-        help="Up axis of OBJ/PLY/.anime input: y or z (default: a frame folder's "
-             "frames.json, else y).")] = None,
-    size: Annotated[float | None, typer.Option(
-        help="Largest extent of OBJ/PLY/.anime rest meshes, metres (default: units as metres).")
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    split: Annotated[str, Opt(metavar=choices("train", "val", "test"),
+                              help="Split to add to.")] = "train",
+    category: Annotated[str | None, Opt(
+        metavar="NAME", show_default="imported",
+        help="Category recorded in each sequence.")] = None,
+    fps: Annotated[float | None, Opt(
+        metavar="FPS", show_default="glTF keyframe rate if even, frames.json's, else 30",
+        help="Frames per second.")] = None,
+    up: Annotated[str | None, Opt(
+        metavar=choices("y", "z"), show_default="a frame folder's frames.json, else y",
+        help="Up axis of OBJ/PLY/.anime input.")] = None,
+    size: Annotated[float | None, Opt(
+        metavar="METRES", show_default="the file's units as metres",
+        help="Largest extent of OBJ/PLY/.anime rest meshes.")] = None,
+    json_out: Annotated[bool, Opt("--json", metavar="", help="Print the report as JSON.")
+                        ] = False,
 ) -> None:
     """Import external 4D data into a dataset.
 
@@ -146,11 +152,13 @@ def _describe_header(header: dict) -> str:
 @dataset_app.command("info")
 @guarded
 def info_cmd(
-    folder: Annotated[Path, typer.Argument(help="Dataset folder (holds dataset.json).")],
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")
+    folder: Annotated[Path, typer.Argument(metavar="DIR",
+                                           help="Dataset folder (holds dataset.json).")],
+    json_out: Annotated[bool, Opt("--json", metavar="", help="Print JSON instead of tables.")
                         ] = False,
-    validate: Annotated[bool, typer.Option(
-        "--validate/--no-validate", help="Load and check every file (slower).")] = True,
+    validate: Annotated[bool, Opt(
+        "--validate/--no-validate", metavar="", help="Load and check every file (slower).")
+    ] = True,
 ) -> None:
     """Sequences, sizes and materials of a dataset.
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
 from ..errors import UsageError
 from . import _options as o
 from ._checks import ranged
 from ._common import guarded, print_json, progress_bar
+from ._options import Opt
 
-Opt = typer.Option
+EVAL = "What to measure"
 
 
 def _fmt(x: float) -> str:
@@ -22,26 +21,38 @@ def _fmt(x: float) -> str:
 
 @guarded
 def evaluate(
-    data: Annotated[Path, Opt("--data", help="Dataset folder (neurok dataset generate).")],
-    split: Annotated[str, Opt(help="train, val or test.")] = "test",
+    data: Annotated[Path, Opt("--data", panel=o.INPUT, metavar="DIR", show_default=False,
+                              help="Dataset folder (neurok dataset generate).")],
+    split: Annotated[str, Opt(panel=o.INPUT, metavar=o.choices("train", "val", "test"),
+                              help="Split to measure on.")] = "test",
     weights: o.Weights = "neurok-base",
-    json_path: Annotated[Path | None, Opt("--json", help="Write the report here.")] = None,
-    plot: Annotated[Path | None, Opt(help="Write a PNG of the results here.")] = None,
-    pairs: Annotated[int, Opt(help="Inverse-kinematics pairs.")] = 48,
-    samples: Annotated[int, Opt(help="Surface samples each way for Chamfer-L1.")] = 10_000,
-    objects: Annotated[int, Opt(help="Objects for prior-sample plausibility.")] = 24,
-    rollouts: Annotated[int, Opt(help="Sequences rolled out (0 = none).")] = 24,
-    seconds: Annotated[float, Opt(help=ranged("Rollout duration, s.", "seconds"))] = 2.0,
-    ik_start: Annotated[str, Opt(help="Inverse kinematics from the deformation encoder's "
+    device: o.Device = "auto",
+    only: Annotated[list[str] | None, Opt(
+        panel=EVAL, metavar=o.choices("ik", "prior", "rollout"), show_default="all",
+        help="Parts to run (repeatable).")] = None,
+    pairs: Annotated[int, Opt(panel=EVAL, metavar="N", help="Inverse-kinematics pairs.")] = 48,
+    samples: Annotated[int, Opt(panel=EVAL, metavar="N",
+                                help="Surface samples each way for Chamfer-L1.")] = 10_000,
+    objects: Annotated[int, Opt(panel=EVAL, metavar="N",
+                                help="Objects for prior-sample plausibility.")] = 24,
+    rollouts: Annotated[int, Opt(panel=EVAL, metavar="N",
+                                 help="Sequences rolled out (0 = none).")] = 24,
+    seconds: Annotated[float, Opt(panel=EVAL, metavar="SECONDS",
+                                  help=ranged("Rollout duration.", "seconds"))] = 2.0,
+    ik_start: Annotated[str, Opt(panel=EVAL, metavar=o.choices("posterior", "prior"),
+                                 help="Inverse kinematics from the deformation encoder's "
                                       "guess (posterior, as neurok fit) or from the prior "
                                       "mean (prior).")] = "posterior",
-    only: Annotated[list[str] | None, Opt(help="Parts: ik, prior, rollout (default: all).")
-                    ] = None,
     strain_limit: Annotated[bool, Opt(
-        "--strain-limit/--no-strain-limit",
+        "--strain-limit/--no-strain-limit", panel=EVAL, metavar="",
         help="Keep decoded frames within the weights' strain limit, as animate does.")] = True,
-    device: o.Device = "auto",
-    seed: Annotated[int, Opt(help=ranged("Random seed.", "seed"))] = 0,
+    seed: Annotated[int, Opt(panel=EVAL, metavar="N",
+                             help=ranged("Random seed.", "seed"))] = 0,
+    json_path: Annotated[Path | None, Opt("--json", panel=o.OUTPUT, metavar="FILE",
+                                          show_default="none", help="Write the report here.")
+                         ] = None,
+    plot: Annotated[Path | None, Opt(panel=o.OUTPUT, metavar="FILE.png", show_default="none",
+                                     help="Write a PNG of the results here.")] = None,
 ) -> None:
     """Measure a bundle on a dataset split: fit, prior and rollouts.
 
@@ -113,18 +124,26 @@ def evaluate(
 
 @guarded
 def calibrate(
-    data: Annotated[Path, Opt("--data", help="Dataset folder (neurok dataset generate).")],
-    weights: Annotated[str, Opt(help="Weights bundle folder to calibrate (rewritten).")],
-    split: Annotated[str, Opt(help="Split the stiffness is fitted on.")] = "val",
-    per_category: Annotated[int, Opt(help="Sequences per category (stiffness).")] = 3,
+    data: Annotated[Path, Opt("--data", panel=o.INPUT, metavar="DIR", show_default=False,
+                              help="Dataset folder (neurok dataset generate).")],
+    weights: Annotated[str, Opt(panel=o.INPUT, metavar="PATH", show_default=False,
+                                help="Weights bundle folder to calibrate (rewritten).")],
+    split: Annotated[str, Opt(panel=o.INPUT, metavar=o.choices("train", "val", "test"),
+                              help="Split the stiffness is fitted on.")] = "val",
     prior_split: Annotated[str, Opt(
+        panel=o.INPUT, metavar=o.choices("train", "val", "test"),
         help="Split the instance prior and the strain limit are fitted on.")] = "train",
-    prior_pairs: Annotated[int, Opt(help="Pairs per category (instance prior).")] = 512,
     only: Annotated[list[str] | None, Opt(
-        help="Parts: stiffness, prior, strain (repeatable; default: all).")] = None,
+        panel=EVAL, metavar=o.choices("stiffness", "prior", "strain"), show_default="all",
+        help="Parts to fit (repeatable).")] = None,
     category: Annotated[list[str] | None, Opt(
+        panel=EVAL, metavar=o.choices("soft", "cloth", "beam"), show_default="all",
         help="Calibrate only this category (repeatable); the bundle keeps the others'.")
                         ] = None,
+    per_category: Annotated[int, Opt(panel=EVAL, metavar="N",
+                                     help="Sequences per category (stiffness).")] = 3,
+    prior_pairs: Annotated[int, Opt(panel=EVAL, metavar="N",
+                                    help="Pairs per category (instance prior).")] = 512,
     device: o.Device = "auto",
     json_out: o.Json = False,
 ) -> None:

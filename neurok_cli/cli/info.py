@@ -8,17 +8,17 @@ from typing import Annotated
 import typer
 
 from ._common import guarded, print_json, print_rows, warn
+from ._options import Opt, choices
 
 
 @guarded
 def info(
     file: Annotated[Path, typer.Argument(
-        help="Mesh file (OBJ, GLB/glTF, PLY, STL) or frame folder.")],
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")
+        metavar="FILE", help="Mesh file (OBJ, GLB/glTF, PLY, STL) or frame folder.")],
+    json_out: Annotated[bool, Opt("--json", metavar="", help="Print JSON instead of a table.")
                         ] = False,
-    up: Annotated[str | None, typer.Option(
-        help="Up axis of OBJ/PLY/STL files: y or z (default: z for STL, else y).")
-                  ] = None,
+    up: Annotated[str | None, Opt(metavar=choices("y", "z"), show_default="z for STL, else y",
+                                  help="Up axis of OBJ/PLY/STL files.")] = None,
 ) -> None:
     """What a mesh file or frame folder holds.
 
