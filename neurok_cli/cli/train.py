@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..errors import InputError, UsageError
 from ._checks import ranged
-from ._common import guarded, out, print_json, progress_bar
+from ._common import err, guarded, out, print_json, progress_bar
 from ._names import new_run
 from ._options import Opt, choices
 
@@ -50,6 +50,8 @@ def _new_run(data: Path | None, config: Path | None, resume: bool) -> Path:
     """The run folder when --out is not given: a new runs/<dataset-name>-<n>."""
     if resume:
         raise UsageError("--resume continues a run: give its folder with --out RUN")
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # each process would pick its own folder
+        raise UsageError("training in several processes: give the run folder with --out RUN")
     source = data or _config_file(config).get("data")
     if source is None:
         raise UsageError("give --data DIR, the 4D dataset to train on (or --resume a run)")
@@ -157,6 +159,7 @@ def train(
              "workers": workers, "seed": seed}
     if out_dir is None:
         out_dir = _new_run(data, config, resume)
+        err.print(f"run folder: {out_dir}")
     cfg = _build_config(out_dir, config, resume, given)
     main = os.environ.get("RANK", "0") == "0"  # under torchrun only rank 0 reports
     # the command as the options say it (sys.argv is the caller's, e.g. pytest's, not ours)
