@@ -214,3 +214,9 @@ def test_weights_by_name_from_the_environment(tmp_path, monkeypatch):
     assert resolve_weights("mine") == tmp_path / "mine"
     with pytest.raises(Exception, match="mine, neurok-base"):
         resolve_weights("theirs")
+
+
+def test_simulate_as_typed_without_o(ball):
+    result = _run("simulate", ball, "--seconds", "0.1")
+    assert result.exit_code == 0, result.output
+    assert (ball.parent / "ball_simulated.glb").is_file()
