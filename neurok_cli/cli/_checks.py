@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from ..limits import (
     MAX_FPS,
     MAX_FRAMES,
@@ -120,6 +121,8 @@ def _folder_output(flag: str, value: Path, values: dict[str, Any]) -> None:
         parent_folder(value)
 
 
+INPUTS = ("file", "observed", "rest")  # parameters that name files a command reads
+
 # (command function, option) -> a check of the place an output goes, before any work
 OUTPUTS: dict[tuple[str, str], Callable[[str, Path, dict[str, Any]], None]] = {
     ("animate", "output"): _motion_output,
@@ -169,4 +172,15 @@ def check_options(command: str, values: dict[str, Any]) -> None:
         check_frames(seconds, fps)
     for (cmd, name), check in OUTPUTS.items():
         if cmd == command and isinstance(values.get(name), Path):
+            _not_an_input(flag(name), values[name], values)
             check(flag(name), values[name], values)
+
+
+def _not_an_input(flag: str, output: Path, values: dict[str, Any]) -> None:
+    """Refuse an output that is one of the command's input files: it would be lost."""
+    for name in INPUTS:
+        given = values.get(name)
+        if isinstance(given, Path) and given.is_file() and output.exists() \
+                and output.resolve() == given.resolve():
+            raise UsageError(f"{flag} {output} is the input itself, which would be lost; "
+                             "choose another name (or leave it out for a new one beside it)")

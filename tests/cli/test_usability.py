@@ -220,3 +220,11 @@ def test_simulate_as_typed_without_o(ball):
     result = _run("simulate", ball, "--seconds", "0.1")
     assert result.exit_code == 0, result.output
     assert (ball.parent / "ball_simulated.glb").is_file()
+
+
+@pytest.mark.parametrize("cmd", ["animate", "simulate", "preview"])
+def test_an_output_that_is_the_input_is_refused(ball, cmd):
+    before = ball.read_bytes()
+    assert_one_error_line(_run(cmd, ball, "-o", ball.parent / "." / ball.name),
+                          "is the input itself")
+    assert ball.read_bytes() == before
