@@ -568,8 +568,10 @@ def _body(obj: _Object, fit: Fit, edges: np.ndarray, k_edge: float, cfg: MotionC
                                            obj.mass_total / cfg.material.density, edges,
                                            k_edge) if cfg.category == "beam" else None,
                 pin_offset=f64(joint.offset) if joint else None,
+                # a soft solid's bulk; a beam's slender proxy volume would turn every bend
+                # into a stiff, unstable volume change (a rubber rod blew up at 0.3 s)
                 volume=_volume_term(obj.owner, obj.faces, obj.rest_body, cfg)
-                if cfg.category != "cloth" else None)
+                if cfg.category == "soft" else None)
     return body, pins
 
 
@@ -623,10 +625,13 @@ def _integrate(dyn: LatentDynamics, obj: _Object, sub: Subspace, latent_dim: int
 
 def _volume_term(owner: np.ndarray, faces: np.ndarray, rest: np.ndarray, cfg: MotionConfig
                  ) -> VolumeTerm | None:
-    """The bulk resistance of a closed solid over its dynamics points (see model/volume.py),
-    K = E / (3 (1 - 2ν)) of the material scaled as its springs are."""
+    """The bulk resistance of a solid over its dynamics points (see model/volume.py): what
+    the material's bulk modulus K = E / (3 (1 - 2ν)) asks beyond what the springs give.
+    The springs store ½ E ε² per unit volume under a uniform stretch ε (see _shape_map),
+    i.e. a dilation's ½ (E / 9) (3ε)²: a bulk modulus of E / 9."""
     mat = cfg.material
-    bulk = cfg.stiffness * mat.young / (3.0 * (1.0 - 2.0 * mat.poisson))
+    young = cfg.stiffness * mat.young
+    bulk = young / (3.0 * (1.0 - 2.0 * mat.poisson)) - young / 9.0
     return VolumeTerm.build(torch.as_tensor(owner), torch.as_tensor(faces),
                             torch.as_tensor(rest, dtype=torch.float64), bulk)
 
