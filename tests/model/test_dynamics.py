@@ -83,6 +83,21 @@ def test_rotations_are_exact_and_small_angle_safe():
     assert torch.allclose(dR, exp_so3(th) @ skew(w), atol=1e-7)
 
 
+def test_still_air_slows_a_fall_and_books_the_work_it_takes():
+    """Without wind, air still drags: a falling body ends slower than in a vacuum, and the
+    drag's (negative) work keeps the energy balance."""
+    falls = {}
+    for air in (False, True):
+        env = Environment(gravity=(0.0, -9.81, 0.0), ground=False, still_air=air,
+                          air_density=100.0)  # dense air, so 1 s shows it
+        _, roll = run(cube_body(), env, seconds=1.0, q0=(0, 0, 0))
+        falls[air] = roll
+        assert drift(roll) <= 0.01
+    assert float(falls[True].translation[-1, 0, 1]) > float(falls[False].translation[-1, 0, 1])
+    assert float(falls[True].energy["work"][-1, 0]) < 0.0
+    assert float(falls[False].energy["work"][-1, 0]) == 0.0
+
+
 @pytest.mark.parametrize("spin", [(0.0, 0.0, 0.0), (1.0, 2.0, 0.5)])
 def test_undamped_free_motion_keeps_its_energy_for_ten_seconds(spin):
     body = cube_body()
@@ -96,7 +111,7 @@ def test_undamped_free_motion_keeps_its_energy_for_ten_seconds(spin):
 
 def test_free_fall_is_ballistic_and_spin_is_kept():
     body = cube_body()
-    env = Environment(gravity=(0.0, -9.81, 0.0), ground=False)
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=False, still_air=False)  # vacuum
     _, roll = run(body, env, seconds=1.0, q0=(0, 0, 0), velocity=(0.5, 0.0, 0.0),
                   spin=(0.0, 0.0, 1.0))
     t = roll.times[-1]
@@ -341,7 +356,8 @@ def test_pins_at_anchors_make_a_hinge_that_swings_like_a_physical_pendulum():
     assert float(offset[:, 0].min()) == pytest.approx(-0.05)  # the outer row onto the inner
     assert float(offset[:, 0].max()) == 0.0
     assert float(offset[:, 1:].abs().max()) < 1e-12
-    env = Environment(gravity=(0.0, -9.81, 0.0), ground=False, pin_rate=300.0)
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=False, pin_rate=300.0,
+                      still_air=False)  # in a vacuum it swings as a pendulum does
     hinged = dataclasses.replace(body, pin_offset=offset)
     _, roll = run(hinged, env, seconds=1.0, q0=(0.0,), qd0=(0.0,), fps=200.0)
     x = hinged.centre + roll.translation[:, 0, None] + torch.einsum(
