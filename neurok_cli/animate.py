@@ -16,11 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .body import auto_category
 from .errors import InputError, NeurokError, UsageError
 from .io.export import ExportOptions, check_output, export_motion
 from .io.mesh import canonical_frame, load_mesh, size_source
 from .limits import check_faces, check_frames, check_size
-from .motion import LatentStart, MotionConfig, auto_category, latent_motion
+from .motion import LatentStart, MotionConfig, latent_motion
 from .sim.conditions import Conditions, Impulse, SimMaterial
 from .sim.materials import material_names, resolve_material
 
@@ -109,7 +110,7 @@ class AnimateReport:
     weights: str
     device: str
     warnings: list[str]
-    pins: dict | None = None  # vertices, points, hold (clamp or motion.Joint's); None: unpinned
+    pins: dict | None = None  # vertices, points, hold (clamp or body.Joint's); None: unpinned
     strain_limit: float | None = None  # largest edge strain kept; None: frames as decoded
     strain_sweeps: int = 0  # projection sweeps the limit took (see model/strain.py)
     material: str = ""  # the material used, in words

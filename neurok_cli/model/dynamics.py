@@ -77,7 +77,7 @@ class Body:
     centreline: Centreline | None = None  # a slender body's beam terms
     # (P, 3), one row per pinned point in order: the pin holds the anchor p_i(q) - offset_i
     # (it deforms with its point and turns with the frame) rather than the point itself. A
-    # sheet's pins collapsed onto their line or their centre (``motion.pin_joint``) then make
+    # sheet's pins collapsed onto their line or their centre (``body.pin_joint``) then make
     # a hinge or a ball joint: the sheet swings about them as it would by bending at their
     # edge, a crease the decoder cannot draw. None: every pin at its point.
     pin_offset: Tensor | None = None
@@ -95,7 +95,7 @@ class Centreline:
     and turn, and the shear inside a slice), weighted by ``graph``; the slices' centres
     carry the rest: springs between neighbouring centres (stretch) and, at every inner
     centre, a zero-length spring on the change of the turn between its two segments
-    (bending). ``motion.beam_centreline`` sizes them."""
+    (bending). ``body.beam_centreline`` sizes them."""
 
     slice_of: Tensor  # (Q,) long: the slice of each point, 0..n-1 along the axis
     stretch: Tensor  # (n - 1,) N/m: each segment's axial stiffness

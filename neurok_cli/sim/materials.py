@@ -64,7 +64,7 @@ def material_names() -> list[str]:
 
 def resolve_material(name: str, shape_category: str) -> tuple[str, SimMaterial]:
     """The category and material of ``--material name`` for a shape whose own category
-    (``motion.auto_category``) is ``shape_category``: a category name or auto keeps that
+    (``body.auto_category``) is ``shape_category``: a category name or auto keeps that
     category's default material; a solid material keeps a beam a beam and makes anything
     else a soft body; a cloth material makes the shape a sheet."""
     if name == "auto":

@@ -7,9 +7,7 @@ import pytest
 import trimesh
 
 from neurok_cli.animate import PRESETS, Overrides, preset_conditions, resolve_weights
-from neurok_cli.errors import InputError, UsageError
-from neurok_cli.io.mesh import load_mesh
-from neurok_cli.motion import (
+from neurok_cli.body import (
     auto_category,
     holds_frame,
     hole_share,
@@ -17,6 +15,8 @@ from neurok_cli.motion import (
     pin_joint,
     spans_plane,
 )
+from neurok_cli.errors import InputError, UsageError
+from neurok_cli.io.mesh import load_mesh
 from neurok_cli.sim.conditions import Impulse
 from tests.conftest import asset_path
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
+from neurok_cli.body import beam_centreline
 from neurok_cli.model.dynamics import Body, Environment, LatentDynamics, rollout
 from neurok_cli.model.reduced import ReducedShape
-from neurok_cli.motion import beam_centreline
 
 F64 = torch.float64
 LENGTH, YOUNG, DENSITY = 1.0, 2e7, 1000.0
