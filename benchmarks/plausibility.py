@@ -46,9 +46,7 @@ def _frames(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """(T, N, 3) frames of the first animation neurok wrote in ``path``, and its faces."""
     doc = load_document(path)
     scene = read_animated(path, fps=None, animations=[first_of_ours(doc)])
-    faces = np.concatenate([p.faces + o for p, o in zip(scene.parts, np.cumsum(
-        [0] + [len(p.vertices) for p in scene.parts]))])
-    return scene.frames, faces
+    return scene.frames, scene.faces
 
 
 def write_sheet(path: Path, n: int = 24) -> Path:

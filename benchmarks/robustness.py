@@ -73,13 +73,11 @@ def check(name: str, preset: str, seconds: float, weights: str, tmp: Path,
         "neurok_")]
     scene = read_animated(out, animations=ours)
     frames = scene.frames
-    faces = np.concatenate([p.faces + o for p, o in zip(scene.parts, np.cumsum(
-        [0] + [len(p.vertices) for p in scene.parts]))])
     rest = load_mesh(SHARED / src).vertices
     size = float(np.ptp(rest, axis=0).max())
     finite = bool(np.isfinite(frames).all())
     travel = float(np.linalg.norm(frames - frames[:1], axis=-1).max() / size) if finite else 1e9
-    volume = plausibility(frames, faces).volume_end if finite else None
+    volume = plausibility(frames, scene.faces).volume_end if finite else None
     errors, warnings = validate(out)
     ok = (finite and travel < 5.0 and errors == 0 and warnings == 0
           and (volume is None or volume >= MIN_VOLUME))

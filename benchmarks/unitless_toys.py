@@ -75,9 +75,7 @@ def main() -> None:
             rep = animate(AnimateConfig(input=path, output=out, seconds=args.seconds))
             doc = load_document(out)
             scene = read_animated(out, animations=[first_of_ours(doc)])
-            faces = np.concatenate([p.faces + o for p, o in zip(scene.parts, np.cumsum(
-                [0] + [len(p.vertices) for p in scene.parts]))])
-            p = plausibility(scene.frames, faces)
+            p = plausibility(scene.frames, scene.faces)
             rows.append({"toy": name, "units_across": across, "size_m": rep.size_m,
                          "size_from": rep.size_from, "material": rep.material,
                          "volume_min": p.volume_min, "volume_end": p.volume_end,

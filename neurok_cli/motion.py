@@ -158,6 +158,7 @@ class _Object:
     mass_total: float = 0.0
     com: np.ndarray | None = None  # (3,) centre of mass at rest, m
     rest_body: np.ndarray | None = None  # (Q, 3) dynamics points about the centre of mass
+    normals: np.ndarray | None = None  # (Q, 3) outward unit normals at the dynamics points
     clamped: bool = False  # the pins hold the frame (see holds_frame)
 
 
@@ -274,6 +275,7 @@ def _weigh(obj: _Object, cfg: MotionConfig) -> None:
     obj.mass = obj.mass_total * obj.share / obj.share.sum()
     obj.com = (obj.mass[:, None] * dyn_rest).sum(0) / obj.mass_total
     obj.rest_body = dyn_rest - obj.com
+    obj.normals = vertex_normals(v, faces)[obj.dyn_idx]
     obj.clamped = holds_frame(cfg.category, obj.rest_body[obj.pinned[obj.dyn_idx]])
 
 
@@ -348,7 +350,7 @@ def _body(obj: _Object, fit: Fit, edges: np.ndarray, k_edge: float, cfg: MotionC
         if cfg.conditions.pins else None
     young = cfg.stiffness * cfg.material.young
     body = Body(shape=fit.shape, mass=f64(obj.mass),
-                normals=f64(vertex_normals(obj.v, obj.faces)[obj.dyn_idx]),
+                normals=f64(obj.normals),
                 areas=f64(obj.share), edges=torch.as_tensor(edges),
                 stiffness=torch.full((len(edges),), k_edge, dtype=torch.float64),
                 pinned=torch.as_tensor(pinned), centre=f64(obj.com),
@@ -430,8 +432,7 @@ def _with_bends(fit: Fit, displacement_all, m: int, obj: _Object):
     appended as further coordinates (see model/bending.py): exact at the dynamics points,
     carried to the other driving points by smooth weights."""
     v, dyn_idx, query_idx = obj.v, obj.dyn_idx, obj.query_idx
-    normals = vertex_normals(v, obj.faces)[dyn_idx]
-    modes = bending_modes(obj.rest_body, normals, obj.mass, m)  # (Q, 3, m)
+    modes = bending_modes(obj.rest_body, obj.normals, obj.mass, m)  # (Q, 3, m)
     m = modes.shape[-1]
     if m == 0:
         return fit, displacement_all
@@ -441,7 +442,7 @@ def _with_bends(fit: Fit, displacement_all, m: int, obj: _Object):
     quadratic[..., :k, :k] = shape.quadratic
     bent = ReducedShape(shape.rest, torch.cat([shape.linear, modes], -1), quadratic)
     idx, w = smooth_weights(torch.as_tensor(v[query_idx]), torch.as_tensor(v[dyn_idx]))
-    carried = (modes.permute(2, 0, 1)[:, idx] * w[None, ..., None]).sum(2)  # (m, Qall, 3)
+    carried = drive(modes.permute(2, 0, 1), idx, w)  # (m, Qall, 3)
     carried[:, torch.as_tensor(obj.dyn_in_query)] = modes.permute(2, 0, 1)
 
     def displacement(q: torch.Tensor) -> torch.Tensor:

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..data.geometry import kabsch
+from ..io.asset import weld
 
 CLOSED_SHARE = 1e-3  # a surface encloses volume when its boundary edges are under this share
 
@@ -40,16 +41,11 @@ class Surface:
 
 def welded_surface(vertices: np.ndarray, faces: np.ndarray, tolerance: float = 1e-6) -> Surface:
     """The welded surface of a mesh (vertices (N, 3), faces (F, 3)): vertices closer than
-    ``tolerance`` x the bounding-box diagonal are one."""
-    v = np.asarray(vertices, np.float64)
-    diag = float(np.linalg.norm(np.ptp(v, axis=0))) or 1.0
-    keys = np.round((v - v.min(axis=0)) / (tolerance * diag)).astype(np.int64)
-    _, index = np.unique(keys, axis=0, return_inverse=True)
-    index = index.reshape(-1)
-    f = index[np.asarray(faces, np.int64)]
-    f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 0] != f[:, 2])]
-    _, first = np.unique(np.sort(f, axis=1), axis=0, return_index=True)
-    f = f[np.sort(first)]
+    ``tolerance`` x the bounding-box diagonal are one (:func:`io.asset.weld`), and its
+    edges and hinges."""
+    w = weld(np.asarray(vertices, np.float64), np.asarray(faces, np.int64),
+             tolerance=tolerance)
+    index, f = w.index, w.faces
     half = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
     opposite = np.concatenate([f[:, 2], f[:, 0], f[:, 1]])
     key = np.sort(half, axis=1)

@@ -28,6 +28,12 @@ class AnimatedScene:
         """(T, N, 3) positions of all parts concatenated (the order of ``Asset.vertices``)."""
         return np.concatenate(self.positions, axis=1)
 
+    @property
+    def faces(self) -> np.ndarray:
+        """(F, 3) every part's faces, indexing :attr:`frames`' concatenated vertices."""
+        offsets = np.cumsum([0] + [len(p.vertices) for p in self.parts])
+        return np.concatenate([p.faces + o for p, o in zip(self.parts, offsets)])
+
 
 def read_animated(path: str | Path, *, fps: float | None = None, times: np.ndarray | None = None,
                   animations: list[int] | None = None, max_frames: int = 100_000

@@ -100,12 +100,12 @@ def skin(vertices: Tensor, points: Tensor, moved: Tensor, idx: Tensor, w: Tensor
         warnings.filterwarnings("ignore", message="Sparse invariant checks")
         W = torch.sparse_coo_tensor(torch.stack([rows, idx.reshape(-1)]), w.reshape(-1).to(
             moved.dtype), (N, Q)).to_sparse_csr()
-    v = vertices.to(moved.dtype)
+    v, p = vertices.to(moved.dtype), points.to(moved.dtype)
     out = []
     for chunk in moved.split(_CHUNK):
         b = len(chunk)
-        A = local_maps(points.to(moved.dtype), chunk, neighbours)  # (b, Q, 3, 3)
-        t = chunk - (A @ points.to(moved.dtype)[None, :, :, None])[..., 0]  # (b, Q, 3)
+        A = local_maps(p, chunk, neighbours)  # (b, Q, 3, 3)
+        t = chunk - (A @ p[None, :, :, None])[..., 0]  # (b, Q, 3)
         packed = torch.cat([A.reshape(b, Q, 9), t], dim=-1)  # (b, Q, 12)
         blend = (W @ packed.transpose(0, 1).reshape(Q, b * 12)).view(N, b, 12)
         A_v, t_v = blend[..., :9].view(N, b, 3, 3), blend[..., 9:]

@@ -24,7 +24,7 @@ from torch import Tensor
 
 @dataclass
 class VolumeTerm:
-    """The volume energy of a closed body's dynamics points (float64, SI units)."""
+    """The volume energy of a soft solid's dynamics points (float64, SI units)."""
 
     triangles: Tensor  # (T, 3) long: triangles over the dynamics points, outward
     bulk: float  # bulk modulus K, Pa
