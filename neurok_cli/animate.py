@@ -2,8 +2,8 @@
 learned latent space (DESIGN.md §1–3).
 
 load -> weld -> physical frame (metres, +Y up, ground at y = 0) -> preset and conditions ->
-latent motion (motion.py: encode, fit, integrate, decode) -> back to the file's frame ->
-export (GLB, frames or video by the output's extension).
+latent motion (motion.py: encode, fit, integrate, decode) -> back to the file's frame, the
+ground where the asset stands in it (placement.py) -> export (by the output's extension).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .io.export import ExportOptions, check_output, export_motion
 from .io.mesh import canonical_frame, load_mesh, size_source
 from .limits import check_faces, check_frames, check_size
 from .motion import LatentStart, MotionConfig, latent_motion
+from .placement import check_ground_at, ground_row, physics_offsets, place_ground
 from .sim.conditions import Conditions, Impulse, SimMaterial
 from .sim.materials import material_names, resolve_material
 
@@ -74,6 +75,8 @@ class AnimateConfig:
     size: float | None = None
     units: str | None = None  # the file's own units (m, cm, mm, in, ft); see canonical_frame
     up: str | None = None
+    ground_at: float | None = None  # the ground along the file's up axis, file units; None:
+    # the asset's lowest point (placement.py)
     overrides: Overrides = field(default_factory=Overrides)
     samples: int = 1
     seed: int = 0
@@ -116,6 +119,7 @@ class AnimateReport:
     material: str = ""  # the material used, in words
     size_from: str = ""  # where size_m came from (see io.mesh.size_source)
     input: str = ""  # the file animated
+    ground: dict | None = None  # where the ground is (placement.Ground.json); None: no ground
 
 
 def weights_folders() -> list[Path]:
@@ -208,6 +212,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
                          f"{', '.join(material_names())}")
     check_frames(cfg.seconds, cfg.fps)
+    check_ground_at(cfg.ground_at)
     if not 1 <= cfg.samples <= 64:
         raise UsageError(f"--samples must be in 1..64, got {cfg.samples}")
     if cfg.strain_limit is not None and not cfg.strain_limit >= 0:
@@ -230,10 +235,15 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     cont = cfg.continuation
     preset = cfg.preset or ("free" if cont else DEFAULT_PRESET[category])
     cond, height = preset_conditions(preset, category, frame.size_m, cfg.overrides)
-    lift = height * frame.size_m - surface[:, 1].min()
+    ground = place_ground(frame, surface, cfg.ground_at)
+    lift, back = physics_offsets(surface, ground, height * frame.size_m, cond.ground)
     start_state = None
     if cont is not None:  # the recovered pose, with the ground where the sequence had it
-        lift = -cont.floor * frame.size_m
+        if cfg.ground_at is None:
+            ground = place_ground(frame, surface, frame.from_canonical(
+                np.array([0.0, cont.floor, 0.0]))[2 if frame.up == "z" else 1],
+                "where the fitted sequence reached")
+        lift = back = -ground.height_m
         up = np.array([0.0, lift, 0.0])
         R = cont.start.rotation
         start_state = replace(cont.start, translation=cont.start.translation * frame.size_m
@@ -260,7 +270,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         raise NeurokError(f"{exc}; try a smaller --stiffness, more --damping or a gentler "
                           "preset") from exc
     say("writing")
-    welded_frames = (motion.frames - np.array([0.0, lift, 0.0])) / frame.size_m
+    welded_frames = (motion.frames - np.array([0.0, back, 0.0])) / frame.size_m
     file_frames = [frame.from_canonical(m)[:, welded.index] for m in welded_frames]
     names = cfg.export.names or ([f"neurok_{preset}"] if cfg.samples == 1 else
                                  [f"neurok_{preset}_{i}" for i in range(cfg.samples)])
@@ -287,7 +297,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         warnings=[*asset.warnings, *out.warnings],
         material=_material_row(cfg.material, category, material),
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
-        pins=st["pins"], strain_limit=st["strain_limit"], strain_sweeps=st["strain_sweeps"])
+        pins=st["pins"], strain_limit=st["strain_limit"], strain_sweeps=st["strain_sweeps"],
+        ground=ground.json(float(motion.frames[:, 0, :, 1].min())) if cond.ground else None)
 
 
 def _material_row(name: str, category: str, mat: SimMaterial) -> str:
@@ -326,6 +337,7 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
             ("material", rep.material.split(", Poisson")[0]),
             ("preset", rep.preset + (f"; pinned: {rep.pins['vertices']:,} vertices"
                                      if rep.pins else "")),
+            ("ground", ground_row(rep.ground)),
             ("frames", f"{rep.frames} at {rep.fps:g} fps ({(rep.frames - 1) / rep.fps:.3g} s)"
                        f"{more}"),
             ("output", f"{rep.output} ({rep.export['format']}, "
@@ -362,3 +374,4 @@ def _size_row(size_m: float, source: str) -> str:
     if source.startswith("the file's"):
         return f"{size_m:.3g} m, from {source}"
     return f"{size_m:.3g} m, assumed: the file has no units (--size or --units sets it)"
+

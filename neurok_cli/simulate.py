@@ -1,7 +1,8 @@
 """``neurok simulate``: the full-order physics reference (MuJoCo) on a user's asset.
 
-load -> weld -> physical frame (metres, +Y up) -> scene -> run -> back to the file's frame
--> export (GLB, frames or video by the output's extension).
+load -> weld -> physical frame (metres, +Y up, ground at y = 0) -> scene -> run -> back to the
+file's frame, the ground where the asset stands in it (placement.py) -> export (by the output's
+extension).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .errors import UsageError
 from .io.export import ExportOptions, export_motion
 from .io.mesh import canonical_frame, load_mesh, size_source
 from .limits import check_faces, check_frames, check_size
+from .placement import check_ground_at, ground_row, physics_offsets, place_ground
 from .sim.conditions import PRESET_MATERIALS, Conditions, SimMaterial
 from .sim.engine import ENGINE_WARNINGS, run
 from .sim.materials import MATERIALS, material_names, resolve_material
@@ -46,6 +48,8 @@ class SimulateConfig:
     units: str | None = None  # the file's own units (m, cm, mm, in, ft); see canonical_frame
     up: str | None = None  # "y" or "z" (unitless files)
     drop: float | None = None  # start height over the ground, fraction of the size
+    ground_at: float | None = None  # the ground along the file's up axis, file units; None:
+    # the asset's lowest point (placement.py)
     conditions: Conditions = field(default_factory=Conditions)
     dof: str | None = None  # soft bodies: "trilinear", "quadratic" or "tet"
     cells: tuple[int, int, int] | None = None  # interpolation cells (soft bodies, beams)
@@ -73,6 +77,7 @@ class SimulateReport:
     warnings: list[str]
     material: str = "soft"  # the category simulated ("auto" resolved)
     size_from: str = ""  # where size_m came from (see io.mesh.size_source)
+    ground: dict | None = None  # where the ground is (placement.Ground.json); None: no ground
 
 
 def _check_material_name(cfg: SimulateConfig) -> None:
@@ -135,6 +140,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
 
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
     check_frames(cfg.seconds, cfg.fps)
+    check_ground_at(cfg.ground_at)
     _check_material_name(cfg)
     asset = load_mesh(cfg.input, up=cfg.up)
     frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
@@ -151,6 +157,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     drop = cfg.drop if cfg.drop is not None else {"soft": 0.3, "cloth": 0.5, "beam": 0.6}[
         cfg.material]
     cond = replace(cfg.conditions, height=drop * frame.size_m)
+    ground = place_ground(frame, whole, cfg.ground_at)
     closed = closed_volume(surface, faces) > 0 and cfg.material != "cloth"
     proxy = None
     sim_v, sim_f = surface, faces
@@ -163,9 +170,10 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         sim_v, sim_f = proxy.vertices, proxy.faces
         closed = closed and closed_volume(sim_v, sim_f) > 0
     spec = prepare(sim_v, sim_f, cfg.material, mat, cond, dof=cfg.dof, cells=cells)
-    lift = spec.vertices[0] - sim_v[0]  # prepare only translates the surface
+    # prepare puts the lowest point cond.height above y = 0, which is the user's ground
+    _, back = physics_offsets(sim_v, ground, cond.height, cond.ground)
     result = run(spec, seconds=cfg.seconds, fps=cfg.fps, closed=closed, progress=progress)
-    frames = result.frames - lift
+    frames = result.frames - np.array([0.0, back, 0.0])
     if proxy is not None:
         frames = proxy.carry(frames, surface)
     frames = used.expand(frames, whole)
@@ -188,7 +196,8 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         sim_s_per_s=result.stats["wall_s"] / sim_s, rejected=result.rejected,
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
         warnings=warnings + out.warnings, material=cfg.material,
-        size_from=size_source(asset, cfg.size, cfg.units))
+        size_from=size_source(asset, cfg.size, cfg.units),
+        ground=ground.json(float(result.frames[0, :, 1].min())) if cond.ground else None)
 
 
 def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
@@ -199,6 +208,7 @@ def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
             ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded, "
                          f"{rep.simulated_vertices:,} simulated)"),
             ("size, mass", f"{rep.size_m:.3g} m ({rep.size_from}), {rep.mass_kg:.3g} kg"),
+            ("ground", ground_row(rep.ground)),
             ("engine dofs", f"{rep.dofs:,} ({rep.dof}" + (
                 f", {'x'.join(str(c) for c in rep.cells)} cells)" if rep.cells else ")")),
             ("engine time", f"{rep.sim_wall_s:.2f} s ({rep.sim_s_per_s:.2f} s per simulated s)"),

@@ -113,6 +113,11 @@ StrainLimit = Annotated[float | None, Opt(
 Drop = Annotated[float | None, Opt(
     panel=MOTION, metavar="SIZES",
     help=ranged("Start height above the ground, in object sizes.", "drop"))]
+GroundAt = Annotated[float | None, Opt(
+    "--ground-at", panel=FORCES, metavar="Y", show_default="where the asset stands: its lowest "
+    "point", help="Height of the ground along the file's up axis, in the file's own numbers (as "
+    "a modelling tool shows them; --size and --units do not change it). The motion starts "
+    "--drop sizes above it, and a drop lands there.")]
 Gravity = Annotated[str | None, Opt(panel=FORCES, metavar="X,Y,Z",
                                     help="Gravity, m/s^2 (+Y up; length up to 10000).")]
 Ground = Annotated[bool | None, Opt("--ground/--no-ground", panel=FORCES, metavar="",

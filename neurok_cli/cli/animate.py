@@ -66,6 +66,7 @@ def animate(
     strain_limit: o.StrainLimit = None,
     gravity: Gravity = None,
     ground: Ground = None,
+    ground_at: o.GroundAt = None,
     friction: Friction = None,
     pin: Pins = None,
     push: Pushes = None,
@@ -104,7 +105,8 @@ def animate(
     output = output or beside(file, "_animated", fmt)
     cfg = AnimateConfig(input=file, output=output, seconds=seconds, fps=fps, material=material,
                         preset=preset, stiffness=stiffness, young=young, density=density,
-                        damping=damping, size=size, units=units, up=up, overrides=over,
+                        damping=damping, size=size, units=units, up=up, ground_at=ground_at,
+                        overrides=over,
                         samples=samples,
                         seed=seed, weights=weights, device=device, method=method,
                         strain_limit=strain_limit,

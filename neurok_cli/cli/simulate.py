@@ -54,6 +54,7 @@ def simulate(
         help=ranged("Cloth thickness.", "thickness"))] = None,
     gravity: o.Gravity = "0,-9.81,0",
     ground: o.Ground = True,
+    ground_at: o.GroundAt = None,
     friction: o.Friction = 0.8,
     pin: Pins = None,
     push: Pushes = None,
@@ -101,7 +102,7 @@ def simulate(
     cfg = SimulateConfig(input=file, output=output, seconds=seconds, fps=fps,
                          material=material, young=young, poisson=poisson, density=density,
                          damping=damping, thickness=thickness, size=size, units=units, up=up,
-                         drop=drop,
+                         drop=drop, ground_at=ground_at,
                          conditions=cond, dof=dof, cells=_parse_cells(cells),
                          max_vertices=max_vertices,
                          export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
