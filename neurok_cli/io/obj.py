@@ -8,6 +8,7 @@ seams, are kept exactly: export must preserve UVs and the texture.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -49,16 +50,144 @@ def _corner(path: Path, lineno: int, tok: str, counts: tuple[int, int, int]) -> 
     return tuple(out)
 
 
-def parse_obj(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, list], list[str]]:
-    """Read positions (V, 3), uvs (VT, 2), normals (VN, 3), triangle corners per material.
+def parse_obj(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray],
+                                   list[str]]:
+    """Read positions (V, 3), uvs (VT, 2), normals (VN, 3) and triangle corners per material.
 
-    Returns corners as ``{material: [(v, vt, vn) * 3, ...]}`` and the MTL library names.
+    Returns corners as ``{material: (T, 3, 3) int64}`` (per triangle and corner: zero-based
+    v, vt, vn, -1 where absent) and the MTL library names. A file whose face corners share
+    one format is converted with whole-array operations (a 100k-vertex sphere: 1.9 s ->
+    0.3 s); any other file, and any file with a mistake, is read line by line, which names
+    the line at fault.
     """
+    text = path.read_text(encoding="utf-8", errors="replace")
+    lines = _Lines()
+    for lineno, line in enumerate(text.splitlines(), 1):
+        toks = line.split()
+        if toks:
+            lines.add(lineno, toks, line)
+    read = lines.arrays()
+    return read if read is not None else _parse_line_by_line(path, text)
+
+
+class _Lines:
+    """An OBJ file's lines sorted by keyword, as token lists with their line numbers."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[list[str]]] = {"v": [], "vt": [], "vn": [], "f": []}
+        self.at: dict[str, list[int]] = {"v": [], "vt": [], "vn": [], "f": []}
+        self.materials: list[tuple[int, str]] = []  # (line, name) of each usemtl
+        self.mtllibs: list[str] = []
+
+    def add(self, lineno: int, toks: list[str], line: str) -> None:
+        key = toks[0]
+        rows = self.rows.get(key)
+        if rows is not None:
+            rows.append(toks)
+            self.at[key].append(lineno)
+        elif key == "usemtl":
+            self.materials.append((lineno, " ".join(toks[1:])))
+        elif key == "mtllib" and len(toks) > 1:  # an empty one names nothing to read
+            self.mtllibs.append(line.split(None, 1)[1].strip())
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray],
+                              list[str]] | None:
+        """What :func:`parse_obj` returns, or None where the file needs reading line by line
+        (a corner format this does not take, or a mistake to report)."""
+        v = _numbers(self.rows["v"], 3)
+        vt = _numbers(self.rows["vt"], 2)
+        vn = _numbers(self.rows["vn"], 3)
+        corners = self._corners()
+        if v is None or vt is None or vn is None or corners is None:
+            return None
+        tri_face, tris = corners
+        # each face is in the material of the last usemtl above it ("" before any)
+        ids = {"": 0}
+        switch = np.array([0, *(ids.setdefault(name, len(ids)) for _, name in self.materials)])
+        above = np.searchsorted([at for at, _ in self.materials], self.at["f"])
+        group = switch[above][tri_face]  # (T,) each triangle's material
+        groups = {name: tris[group == g] for name, g in ids.items()}
+        return (v, vt.astype(np.float32), vn.astype(np.float32), groups, self.mtllibs)
+
+    def _corners(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Fan-triangulated faces: each triangle's face line (T,) and corners (T, 3, 3)."""
+        faces = self.rows["f"]
+        if not faces:
+            return np.zeros(0, np.int64), np.zeros((0, 3, 3), np.int64)
+        sizes = np.fromiter(map(len, faces), np.int64, len(faces)) - 1  # corners per face
+        if sizes.min() < 3:
+            return None
+        joined = " ".join([tok for toks in faces for tok in toks[1:]])
+        fields = _corner_fields(joined, int(sizes.sum()))
+        if fields is None:
+            return None
+        try:
+            values = np.array(list(map(int, joined.replace("//", "/").replace("/", " ")
+                                       .split())), np.int64).reshape(-1, len(fields))
+        except (ValueError, OverflowError):
+            return None
+        idx = np.full((len(values), 3), -1, np.int64)  # (corners, 3): v, vt, vn
+        for col, k in enumerate(fields):
+            # how many of its kind precede each corner's line: OBJ counts back from there
+            before = np.searchsorted(self.at[("v", "vt", "vn")[k]], self.at["f"])
+            before = np.repeat(before, sizes)
+            i = values[:, col]
+            i = np.where(i > 0, i - 1, before + i)  # 1-based; negatives count back
+            if not ((i >= 0) & (i < before)).all():
+                return None
+            idx[:, k] = i
+        start = np.cumsum(sizes) - sizes
+        per = sizes - 2  # triangles per face
+        tri_face = np.repeat(np.arange(len(faces)), per)
+        j = np.arange(len(tri_face)) - np.repeat(np.cumsum(per) - per, per) + 1
+        first = start[tri_face]
+        corner = np.stack([first, first + j, first + j + 1], axis=1)  # (T, 3)
+        return tri_face, idx[corner]
+
+
+def _numbers(rows: list[list[str]], n: int) -> np.ndarray | None:
+    """The first ``n`` numbers after the keyword of each row -> (len(rows), n) float64, or
+    None where a row has fewer or one is not a number (read line by line to say where)."""
+    if rows and min(map(len, rows)) < n + 1:
+        return None
+    try:
+        flat = list(map(float, [x for toks in rows for x in toks[1:n + 1]]))
+    except ValueError:
+        return None
+    return np.array(flat, np.float64).reshape(-1, n)
+
+
+_TWO_IN_ONE = re.compile(r"/[^\s/]*/")  # a corner with two or more slashes
+_THREE_IN_ONE = re.compile(r"/[^\s/]*/[^\s/]*/")  # ... with three or more
+_EMPTY_END = re.compile(r"(?:^|\s)/|/(?:\s|$)")  # a corner starting or ending with a slash
+
+
+def _corner_fields(joined: str, corners: int) -> tuple[int, ...] | None:
+    """Which of (v, vt, vn) every corner of ``joined`` (``corners`` of them, spaced) holds,
+    when all hold the same: 'v', 'v/vt', 'v//vn' or 'v/vt/vn'; None otherwise."""
+    slashes, doubled = joined.count("/"), joined.count("//")
+    if slashes == 0:
+        return (0,)
+    if _EMPTY_END.search(joined):
+        return None
+    if slashes == corners and doubled == 0 and not _TWO_IN_ONE.search(joined):
+        return (0, 1)
+    if slashes == 2 * corners and not _THREE_IN_ONE.search(joined):
+        if doubled == 0:
+            return (0, 1, 2)
+        if doubled == corners:
+            return (0, 2)
+    return None
+
+
+def _parse_line_by_line(path: Path, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                        dict[str, np.ndarray], list[str]]:
+    """:func:`parse_obj` one line at a time: any corner format, and the exact line of any
+    mistake."""
     v, vt, vn = [], [], []
     groups: dict[str, list] = {}
     current = groups.setdefault("", [])
     mtllibs: list[str] = []
-    text = path.read_text(encoding="utf-8", errors="replace")
     for lineno, line in enumerate(text.splitlines(), 1):
         toks = line.split()
         if not toks:
@@ -85,7 +214,9 @@ def parse_obj(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str,
         if any(len(x) != n for x in arr):
             raise InputError(f"{path}: a 'v', 'vt' or 'vn' line has too few numbers")
     return (np.asarray(v, np.float64).reshape(-1, 3), np.asarray(vt, np.float32).reshape(-1, 2),
-            np.asarray(vn, np.float32).reshape(-1, 3), groups, mtllibs)
+            np.asarray(vn, np.float32).reshape(-1, 3),
+            {name: np.asarray(tris, np.int64).reshape(-1, 3, 3) for name, tris in groups.items()},
+            mtllibs)
 
 
 def _unit_floats(path: Path, lineno: int, toks: list[str], n: int) -> list[float]:
@@ -137,10 +268,10 @@ def load_obj(path: Path) -> tuple[list[Part], list[str]]:
             warnings.append(f"material library {f} is missing; using a default material")
     parts = []
     for name, tris in groups.items():
-        if not tris:
+        if not len(tris):
             continue
-        corners = np.asarray(tris, np.int64).reshape(-1, 3)  # (3F, 3): v, vt, vn per corner
-        uniq, inverse = np.unique(corners, axis=0, return_inverse=True)
+        corners = tris.reshape(-1, 3)  # (3F, 3): v, vt, vn per corner
+        uniq, inverse = _unique_rows(corners, (len(v), len(vt), len(vn)))
         has_uv = bool((uniq[:, 1] >= 0).all()) and len(vt) > 0
         has_n = bool((uniq[:, 2] >= 0).all()) and len(vn) > 0
         parts.append(Part(
@@ -152,3 +283,17 @@ def load_obj(path: Path) -> tuple[list[Part], list[str]]:
             material=mats.get(name) or (Material(name=name) if name else None),
         ))
     return parts, warnings
+
+
+def _unique_rows(corners: np.ndarray, counts: tuple[int, int, int]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(corners, axis=0, return_inverse=True)`` for corners (C, 3) of indices in
+    [-1, count) per column, through one integer key per row (sorting rows as a whole is
+    ~10x slower); the same rows in the same order."""
+    span = [c + 1 for c in counts]
+    if float(span[0]) * span[1] * span[2] >= 2.0**62:  # the key would overflow
+        uniq, inverse = np.unique(corners, axis=0, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    key = (corners[:, 0] * span[1] + corners[:, 1] + 1) * span[2] + corners[:, 2] + 1
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return corners[first], inverse.reshape(-1)
