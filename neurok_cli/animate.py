@@ -274,7 +274,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     file_frames = [frame.from_canonical(m)[:, welded.index] for m in welded_frames]
     names = cfg.export.names or ([f"neurok_{preset}"] if cfg.samples == 1 else
                                  [f"neurok_{preset}_{i}" for i in range(cfg.samples)])
-    options = replace(cfg.export, names=names)
+    options = replace(cfg.export, names=names, metres_per_unit=frame.size_m / frame.extent)
     out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options)
     t_end = time.perf_counter()
     e = motion.energy

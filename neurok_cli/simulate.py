@@ -185,7 +185,8 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         warnings.append(f"the engine warned: {ENGINE_WARNINGS[0]}")
     welded_frames = frames / frame.size_m
     file_frames = frame.from_canonical(welded_frames)[:, welded.index]
-    out = export_motion(asset, [file_frames], cfg.output, fps=cfg.fps, options=cfg.export)
+    out = export_motion(asset, [file_frames], cfg.output, fps=cfg.fps,
+                        options=replace(cfg.export, metres_per_unit=frame.size_m / frame.extent))
     sim_s = max(result.times[-1], 1e-9)
     return SimulateReport(
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 # --format -> the extension of a default output ("" : a folder of frames)
-EXTENSIONS = {None: ".glb", "glb": ".glb", "gltf": ".gltf", "obj": "", "ply": "",
+EXTENSIONS = {None: ".glb", "glb": ".glb", "gltf": ".gltf", "usd": ".usd", "usda": ".usda",
+              "usdc": ".usdc", "mdd": ".mdd", "pc2": ".pc2", "obj": "", "ply": "",
               "mp4": ".mp4", "gif": ".gif"}
 
 

@@ -55,10 +55,12 @@ MATERIALS = ("auto", "soft", "cloth", "beam", "jelly", "foam", "rubber", "plasti
 # what to write and how
 Output = Annotated[Path | None, Opt(
     "-o", "--output", panel=OUTPUT, metavar="FILE", show_default="beside FILE, a new name",
-    help="Where to write: .glb/.gltf, .mp4/.gif, or a folder (OBJ/PLY frames). Never "
-         "overwrites FILE or, by default, any file.")]
+    help="Where to write: .glb/.gltf, .usd/.usda/.usdc, .mdd/.pc2 (point caches for the "
+         "input's own mesh), .mp4/.gif, or a folder (OBJ/PLY frames). Never overwrites FILE "
+         "or, by default, any file.")]
 Format = Annotated[str | None, Opt(
-    "--format", panel=OUTPUT, metavar=choices("glb", "gltf", "obj", "ply", "mp4", "gif"),
+    "--format", panel=OUTPUT,
+    metavar=choices("glb", "gltf", "usd", "usda", "usdc", "mdd", "pc2", "obj", "ply", "mp4", "gif"),
     show_default="by the output's extension", help="Output format.")]
 Encoding = Annotated[str, Opt(panel=OUTPUT, metavar=choices("compact", "exact"),
                               help="glTF encoding of the motion.")]

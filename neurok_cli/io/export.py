@@ -1,7 +1,9 @@
 """Writing a motion of an asset in the format its output path asks for.
 
-``.glb``/``.gltf`` → animated glTF; ``.mp4``/``.gif`` → a rendered preview; a path without a
-suffix (or ``--format obj|ply``) → a folder of per-frame meshes.
+``.glb``/``.gltf`` → animated glTF; ``.usd``/``.usda``/``.usdc`` → USD (usd.py); ``.mdd``/
+``.pc2`` → a point cache for the input's own mesh (pointcache.py); ``.mp4``/``.gif`` → a
+rendered preview; a path without a suffix (or ``--format obj|ply``) → a folder of per-frame
+meshes.
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ from ..errors import UsageError
 from .asset import Asset
 from .mesh import Z_UP_TO_Y_UP
 
-OUTPUT_FORMATS = ("glb", "gltf", "obj", "ply", "mp4", "gif")
-_BY_SUFFIX = {".glb": "glb", ".gltf": "gltf", ".mp4": "mp4", ".gif": "gif"}
+OUTPUT_FORMATS = ("glb", "gltf", "usd", "usda", "usdc", "mdd", "pc2", "obj", "ply", "mp4",
+                  "gif")
+_BY_SUFFIX = {".glb": "glb", ".gltf": "gltf", ".usd": "usd", ".usda": "usda", ".usdc": "usdc",
+              ".mdd": "mdd", ".pc2": "pc2", ".mp4": "mp4", ".gif": "gif"}
+USD_FORMATS = ("usd", "usda", "usdc")
+ONE_MOTION = "holds one motion; wrote the first"  # frame folders, USD and point caches
 
 
 @dataclass
@@ -33,6 +39,7 @@ class ExportOptions:
     height: int = 480
     root_matrix: np.ndarray | None = None  # above non-glTF assets in glTF output (None: a
     # Z-up file turned to +Y up, see write_animated)
+    metres_per_unit: float = 1.0  # metres of one file unit, as the run read them (USD metadata)
 
 
 @dataclass
@@ -57,14 +64,15 @@ def output_format(path: Path, fmt: str | None = None) -> str:
         return "obj"  # a folder of frames
     if suffix in (".obj", ".ply"):  # a mesh file holds one frame, not a motion
         raise UsageError(f"{path}: an animation is not one {suffix} file; write its frames to a "
-                         f"folder (-o NAME --format {suffix[1:]}) or use .glb, .gltf, .mp4 or .gif")
+                         f"folder (-o NAME --format {suffix[1:]}) or use .glb, .gltf, .usd, "
+                         ".mdd, .pc2, .mp4 or .gif")
     if suffix in (".png", ".jpg", ".jpeg"):  # one picture of a motion: preview draws it
         raise UsageError(f"{path}: an animation is not one image; write it (e.g. -o "
                          f"{path.with_suffix('.glb').name}), then `neurok preview "
                          f"{path.with_suffix('.glb').name} -o {path.with_suffix('.png').name} "
                          "--at SECONDS` draws a frame of it")
     raise UsageError(f"{path}: cannot tell the output format from '{suffix}'; use .glb, .gltf, "
-                     ".mp4, .gif, a folder name, or --format")
+                     ".usd, .usda, .usdc, .mdd, .pc2, .mp4, .gif, a folder name, or --format")
 
 
 def check_output(path: str | Path, fmt: str | None = None) -> str:
@@ -80,6 +88,10 @@ def check_output(path: str | Path, fmt: str | None = None) -> str:
         check_frame_folder(path)
     else:
         check_file_output(path)
+    if fmt in USD_FORMATS:
+        from .usd import check_usd
+
+        check_usd(path, fmt)
     return fmt
 
 
@@ -99,12 +111,22 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
         return ExportResult(path, fmt, rep.bytes, {"targets": rep.targets,
                                                    "encoding": rep.encoding,
                                                    "max_error": rep.max_error}, rep.warnings)
+    warnings = [f"{fmt} output {ONE_MOTION}"] if len(motions) > 1 and fmt not in (
+        "glb", "gltf", "mp4", "gif") else []
+    if fmt in USD_FORMATS:
+        from .usd import write_usd
+
+        size = write_usd(asset, motions[0], path, fps=fps, metres_per_unit=opts.metres_per_unit,
+                         fmt=fmt)
+        return ExportResult(path, fmt, size, {"frames": len(motions[0])}, warnings)
+    if fmt in ("mdd", "pc2"):
+        from .pointcache import write_point_cache
+
+        size, details = write_point_cache(asset, motions[0], path, fmt=fmt, fps=fps)
+        return ExportResult(path, fmt, size, details, warnings)
     if fmt in ("obj", "ply"):
         from .frames import write_frames
 
-        warnings = []
-        if len(motions) > 1:
-            warnings.append("frame folders hold one motion; wrote the first")
         files = write_frames(asset, motions[0], path, fmt=fmt, fps=fps,
                              progress=(lambda i: progress(i, len(motions[0]))) if progress
                              else None)
