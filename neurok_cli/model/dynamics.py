@@ -23,7 +23,8 @@ area, all mapped to generalized forces by virtual work. Rayleigh damping D = α 
 
 The state also carries the dissipated energy and the external work, so every run can check
 that kinetic + potential + dissipated − work stays constant. Only :func:`integrate` calls
-``torchdiffeq.odeint``.
+``torchdiffeq.odeint``; :func:`rollout` runs the same equations compiled (model/kernel.py)
+unless asked for that reference.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
-from torchdiffeq import odeint
 
 from ..errors import UsageError
 from .reduced import ReducedShape
@@ -725,6 +725,8 @@ def integrate(func: nn.Module, y: Tensor, t0: float, t1: float, *, method: str =
     made to divide t1 - t0 exactly; adaptive with rtol/atol for dopri5)."""
     if method not in METHODS:
         raise UsageError(f"unknown integrator {method!r}; choose one of {', '.join(METHODS)}")
+    from torchdiffeq import odeint  # imported here: it pulls in scipy.integrate (~0.6 s)
+
     t = torch.tensor([t0, t1], dtype=y.dtype)
     if method == "rk4":
         n = max(1, math.ceil((t1 - t0) / step - 1e-9))
@@ -737,7 +739,7 @@ def integrate(func: nn.Module, y: Tensor, t0: float, t1: float, *, method: str =
 
 
 def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Event] = (),
-            method: str = "rk4", step: float | None = None,
+            method: str = "rk4", step: float | None = None, compiled: bool = True,
             progress: Callable[[int, int], None] | None = None) -> Rollout:
     """Integrate from y0 at times[0] through every time in ``times`` (T,), applying the
     ``events`` (velocity kicks) at their times; the rotation is re-based after every frame so
@@ -754,6 +756,10 @@ def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Even
     tensor operations of an evaluation then skips autograd's bookkeeping, ~20 % of an
     evaluation's time on CPU. What it returns, and ``dyn``, hold ordinary tensors again.
 
+    ``compiled`` (rk4 on CPU): the stretch between two frames runs in model/kernel.py, the
+    same equations compiled (~6x faster on a 10k-vertex sphere's clip); False: every
+    evaluation through torch and torchdiffeq, the reference it is tested against.
+
     On CPU it runs on one thread: an evaluation's tensors hold a few hundred numbers, too few
     for intra-op threads to gain anything, and the threads' hand-offs cost far more than
     the arithmetic once another process shares the cores (a 10k-vertex sphere's 1 s clip
@@ -764,13 +770,52 @@ def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Even
     try:
         with torch.inference_mode():
             out = _rollout(dyn, y0, times, events=events, method=method, step=step,
-                           progress=progress)
+                           compiled=compiled, progress=progress)
     finally:
         torch.set_num_threads(threads)
     dyn.R_ref, dyn._memo = dyn.R_ref.clone(), None
     return Rollout(times=out.times.clone(), rotation=out.rotation.clone(),
                    translation=out.translation.clone(), q=out.q.clone(),
                    energy={k: v.clone() for k, v in out.energy.items()}, steps=out.steps)
+
+
+def _advancer(dyn: LatentDynamics, step: float, end: float, method: str, compiled: bool
+              ) -> Callable[[Tensor, float, float, int], tuple[Tensor, float, int]]:
+    """``advance(y, t, stop, steps)``: y integrated from t to stop in bursts of at most BURST
+    steps, the step re-sized before each (rk4: :meth:`LatentDynamics.step_now`), with the
+    time reached and the steps taken so far. Compiled (model/kernel.py) for rk4 on CPU, or
+    through :func:`integrate` (torchdiffeq), the reference."""
+    if compiled and method == "rk4" and dyn.R_ref.device.type == "cpu":
+        from . import kernel
+
+        P = kernel.params(dyn, dict(ACCURACY=ACCURACY, STABILITY=STABILITY, MIN_STEP=MIN_STEP,
+                                    MAX_STRIDE=MAX_STRIDE, BURST=BURST, MAX_STEPS=MAX_STEPS))
+
+        def advance(y: Tensor, t: float, stop: float, steps: int) -> tuple[Tensor, float, int]:
+            out, t, steps, h, status = kernel.advance(
+                P, dyn.R_ref.numpy(), y.numpy(), t, stop, step, steps)
+            if status == kernel.TOO_MANY_STEPS:
+                _step_budget(steps + (end - t) / h, h)
+            if status == kernel.NOT_FINITE:
+                raise FloatingPointError(f"the latent motion became non-finite at {t:.3f} s")
+            return torch.from_numpy(out), t, steps
+        return advance
+
+    def advance(y: Tensor, t: float, stop: float, steps: int) -> tuple[Tensor, float, int]:
+        while stop > t + 1e-12:  # in bursts, re-sizing the step after each
+            h = dyn.step_now(y, step, t) if method == "rk4" else step
+            n = max(1, math.ceil((stop - t) / h - 1e-9))
+            t_end = stop if n <= BURST else t + BURST * h
+            n = min(n, BURST)
+            y = integrate(dyn, y, t, t_end, method=method, step=(t_end - t) / n)
+            steps += n
+            t = t_end
+            if steps > MAX_STEPS:
+                _step_budget(steps + (end - t) / h, h)
+            if not torch.isfinite(y).all():
+                raise FloatingPointError(f"the latent motion became non-finite at {t:.3f} s")
+        return y, t, steps
+    return advance
 
 
 def _step_budget(steps: float, step: float) -> None:
@@ -784,10 +829,11 @@ def _step_budget(steps: float, step: float) -> None:
 
 
 def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Event],
-             method: str, step: float | None,
+             method: str, step: float | None, compiled: bool,
              progress: Callable[[int, int], None] | None = None) -> Rollout:
     step = step or dyn.step_size()
     _step_budget((float(times[-1]) - float(times[0])) / step, step)
+    advance = _advancer(dyn, step, float(times[-1]), method, compiled)
     pending = sorted(events, key=lambda e: e.time)
     y, t_now = y0, float(times[0])
     T, S = len(times), y0.shape[0]
@@ -809,19 +855,7 @@ def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Eve
             stop = min(target, pending[0].time) if pending else target
             if asleep:
                 t_now = stop
-            while stop > t_now + 1e-12:  # in bursts, re-sizing the step after each
-                h = dyn.step_now(y, step, t_now) if method == "rk4" else step
-                n = max(1, math.ceil((stop - t_now) / h - 1e-9))
-                end = stop if n <= BURST else t_now + BURST * h
-                n = min(n, BURST)
-                y = integrate(dyn, y, t_now, end, method=method, step=(end - t_now) / n)
-                steps += n
-                t_now = end
-                if steps > MAX_STEPS:
-                    _step_budget(steps + (float(times[-1]) - t_now) / h, h)
-                if not torch.isfinite(y).all():
-                    raise FloatingPointError(
-                        f"the latent motion became non-finite at {t_now:.3f} s")
+            y, t_now, steps = advance(y, t_now, stop, steps)
             if stop >= target - 1e-12:
                 break
         if not torch.isfinite(y).all():

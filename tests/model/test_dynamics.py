@@ -414,12 +414,14 @@ def test_a_rollout_runs_on_one_thread_and_restores_the_callers_count():
     y0 = dyn.initial_state(torch.tensor([[0.3, 0.0, 0.1]], dtype=F64),
                            torch.zeros(1, 3, dtype=F64), torch.zeros(3, dtype=F64),
                            torch.zeros(3, dtype=F64))
-    rollout(dyn, y0, torch.tensor([0.0, 0.05], dtype=F64))
+    rollout(dyn, y0, torch.tensor([0.0, 0.05], dtype=F64), compiled=False)  # torch's steps
     assert seen and set(seen) == {1}
     assert torch.get_num_threads() == 2
-    with pytest.raises(FloatingPointError):
-        rollout(dyn, torch.full_like(y0, math.nan), torch.tensor([0.0, 0.05], dtype=F64))
-    assert torch.get_num_threads() == 2
+    for compiled in (True, False):
+        with pytest.raises(FloatingPointError):
+            rollout(dyn, torch.full_like(y0, math.nan), torch.tensor([0.0, 0.05], dtype=F64),
+                    compiled=compiled)
+        assert torch.get_num_threads() == 2
 
 
 def test_the_step_is_stable_for_the_latent_bound_a_coordinate_leans_on():
