@@ -267,8 +267,7 @@ def _weigh(obj: _Object, cfg: MotionConfig) -> None:
     mass and the body frame, and whether the pins clamp the frame."""
     v, faces = obj.v, obj.faces
     dyn_rest = v[obj.dyn_idx]
-    obj.owner = np.argmin(np.linalg.norm(v[:, None] - dyn_rest[None], axis=-1), axis=1) \
-        if len(v) * len(obj.dyn_idx) < 4e7 else nearest_index(v, dyn_rest)
+    obj.owner = nearest_index(v, dyn_rest)
     share = np.bincount(obj.owner, weights=vertex_areas(v, faces), minlength=len(dyn_rest))
     obj.share = np.maximum(share, 1e-6 * share.sum() / len(share))
     obj.mass_total = total_mass(v, faces, cfg.category, cfg.material)
