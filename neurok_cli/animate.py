@@ -197,10 +197,12 @@ def _material(cfg: AnimateConfig, base: SimMaterial) -> SimMaterial:
 
 
 def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None,
-            on_frame: Callable[[int, int], None] | None = None) -> AnimateReport:
+            on_frame: Callable[[int, int], None] | None = None,
+            on_decode: Callable[[int, int], None] | None = None) -> AnimateReport:
     """Animate ``cfg.input`` and write the motion(s) to ``cfg.output``; ``progress(stage)``
     names each stage (loading, moving, writing) as it starts, ``on_frame(done, total)``
-    follows the integration frame by frame."""
+    follows the integration frame by frame and ``on_decode(done, total)`` the decoding a
+    block of frames at a time."""
     import torch
 
     from .model import load_bundle, resolve_device
@@ -265,7 +267,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     t_load = time.perf_counter()
     say("moving")
     try:
-        motion = latent_motion(model, start, welded.faces, mcfg, progress=on_frame)
+        motion = latent_motion(model, start, welded.faces, mcfg, progress=on_frame,
+                              decoded=on_decode)
     except FloatingPointError as exc:
         raise NeurokError(f"{exc}; try a smaller --stiffness, more --damping or a gentler "
                           "preset") from exc

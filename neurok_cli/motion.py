@@ -48,7 +48,7 @@ from .model.dynamics import (
     rollout,
 )
 from .model.reduced import Fit, ReducedShape, fit_quadratic, linear_modes
-from .model.skinning import point_neighbours, skin, smooth_weights
+from .model.skinning import Skin, point_neighbours, smooth_weights
 from .model.strain import driving_graph, limit_strain, mesh_edges
 from .model.volume import VolumeTerm
 from .sim.conditions import Conditions, SimMaterial, select_region
@@ -60,6 +60,7 @@ SPRING_NEIGHBOURS = 8  # elastic graph: each dynamics point to its nearest ones
 PIN_POINTS = 16  # dynamics points added inside pinned regions and along the underside
 BOTTOM = 0.05  # the underside: vertices within this fraction of the height of the lowest
 DECODE_CHUNK = 64  # latents per decoder call
+DECODE_FRAMES = 16  # frames x samples skinned per block
 WEAK_MODE = 0.05  # reduced directions keep singular values >= this x the largest
 
 
@@ -164,9 +165,11 @@ class _Object:
 
 def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
                   cfg: MotionConfig, *,
-                  progress: Callable[[int, int], None] | None = None) -> Motion:
+                  progress: Callable[[int, int], None] | None = None,
+                  decoded: Callable[[int, int], None] | None = None) -> Motion:
     """Move ``vertices`` (N, 3) (metres, +Y up, where they start; the ground is y = 0);
-    ``progress(done, total)`` is called after each integrated frame."""
+    ``progress(done, total)`` is called after each integrated frame, ``decoded(done,
+    total)`` after each block of decoded frames."""
     if cfg.category not in ("soft", "cloth", "beam"):
         raise UsageError(f"unknown material category {cfg.category!r}")
     if not (cfg.seconds > 0 and cfg.fps > 0 and cfg.samples >= 1):
@@ -184,7 +187,8 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     dyn = LatentDynamics(body, _environment(obj.size, cfg), samples=cfg.samples)
     roll = _integrate(dyn, obj, sub, model.cfg.latent_dim, cfg, gen, progress)
     clock["integrate"] = time.perf_counter()
-    frames, residual, sweeps = _decode_frames(roll, decode, fit.shape, obj, cfg.strain_limit)
+    frames, residual, sweeps = _decode_frames(roll, decode, fit.shape, obj, cfg.strain_limit,
+                                              decoded)
     sunk = 0.0
     if cfg.conditions.ground:  # the contact acts at the dynamics points; between them, a
         # vertex that the coarser sampling lets into the ground (up to ~3 % of the size,
@@ -466,12 +470,15 @@ def _modes_fit(rest, mass, edges, k_edge, k_q, pinned, clamped, vc, dyn_idx, que
 
 
 def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _Object,
-                   strain_limit: float | None) -> tuple[np.ndarray, float, int]:
+                   strain_limit: float | None,
+                   progress: Callable[[int, int], None] | None = None
+                   ) -> tuple[np.ndarray, float, int]:
     """Every frame's vertices (S, T, N, 3), metres: the decoded displacements at the query
     points (kept within the strain limit on their own graph), carried to the vertices by
     locally affine skinning, turned and moved with the frame; pinned vertices held. Also
     the quadratic map's RMS residual along the run (fraction of the size) and the sweeps
-    the strain limit took."""
+    the strain limit took. The vertices are made a block of frames at a time, each written
+    once into the result, and ``progress(done, total)`` follows the frames."""
     v, faces, com, size, pinned_v = obj.v, obj.faces, obj.com, obj.size, obj.pinned
     dyn_in_query, query_idx = obj.dyn_in_query, obj.query_idx
     T, S, k = roll.q.shape
@@ -489,15 +496,34 @@ def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _O
         x, sweeps = limit_strain(rest_q + disp.to(torch.float64), rest_q, graph, strain_limit,
                                  fixed=torch.as_tensor(pinned_v[query_idx]))
         disp = x - rest_q
-    body = skin(rest_v, rest_q, rest_q + disp.to(torch.float64), idx, w,
-                point_neighbours(rest_q))  # (T*S, N, 3)
-    R = roll.rotation.reshape(T * S, 3, 3)
-    x = torch.as_tensor(com) + roll.translation.reshape(T * S, 1, 3) + body @ R.transpose(1, 2)
-    x = x.numpy().reshape(T, S, len(v), 3).transpose(1, 0, 2, 3)
-    if pinned_v.any():  # pinned vertices exactly at rest; the correction fades over 5 % size
-        pins = np.flatnonzero(pinned_v)
-        near = pins[nearest_index(v, v[pins])]
-        dist = np.linalg.norm(v - v[near], axis=1)
-        fade = np.exp(-(dist / (0.05 * size)) ** 2)[None, None, :, None]
-        x = x + fade * (v[near][None, None] - x[:, :, near])
-    return np.ascontiguousarray(x), residual, sweeps
+    moved = (rest_q + disp.to(torch.float64)).view(T, S, -1, 3)
+    skin = Skin(rest_v, rest_q, idx, w.to(torch.float64), point_neighbours(rest_q))
+    R = roll.rotation.reshape(T, S, 3, 3).to(torch.float64)
+    shift = torch.as_tensor(com) + roll.translation.reshape(T, S, 1, 3).to(torch.float64)
+    hold = _pin_hold(obj)
+    out = np.empty((S, T, len(v), 3))
+    step = max(1, DECODE_FRAMES // S)
+    for t0 in range(0, T, step):
+        t1 = min(t0 + step, T)
+        body = skin(moved[t0:t1].reshape(-1, moved.shape[2], 3))  # ((t1-t0)*S, N, 3)
+        x = shift[t0:t1].reshape(-1, 1, 3) + body @ R[t0:t1].reshape(-1, 3, 3).transpose(1, 2)
+        x = x.numpy().reshape(t1 - t0, S, len(v), 3).transpose(1, 0, 2, 3)
+        if hold is not None:  # pinned vertices exactly at rest; the correction fades
+            near, fade = hold
+            x = x + fade * (v[near][None, None] - x[:, :, near])
+        out[:, t0:t1] = x
+        if progress is not None:
+            progress(t1, T)
+    return out, residual, sweeps
+
+
+def _pin_hold(obj: _Object) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where pinned vertices are held: each vertex's nearest pinned vertex (N,) and how much
+    of the pull back to its rest it takes (1, 1, N, 1), fading over 5 % of the size; None
+    without pins."""
+    if not obj.pinned.any():
+        return None
+    v, pins = obj.v, np.flatnonzero(obj.pinned)
+    near = pins[nearest_index(v, v[pins])]
+    dist = np.linalg.norm(v - v[near], axis=1)
+    return near, np.exp(-(dist / (0.05 * obj.size)) ** 2)[None, None, :, None]

@@ -113,7 +113,8 @@ def animate(
                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
     with progress_bar("animating") as update:
         report = run_animate(cfg, progress=lambda stage: update(0, None, stage),
-                             on_frame=lambda done, total: update(done, total, "moving"))
+                             on_frame=lambda done, total: update(done, total, "moving"),
+                             on_decode=lambda done, total: update(done, total, "decoding"))
     if json_out:
         print_json(report.__dict__)
         return

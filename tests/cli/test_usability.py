@@ -184,6 +184,17 @@ def test_progress_follows_every_frame(ball, tmp_path):
     assert frames == [(i, rep.frames) for i in range(1, rep.frames + 1)]
 
 
+def test_progress_follows_the_decoding_block_by_block(ball, tmp_path):
+    from neurok_cli.animate import AnimateConfig, animate
+    from neurok_cli.motion import DECODE_FRAMES
+
+    blocks = []
+    rep = animate(AnimateConfig(input=ball, output=tmp_path / "p.glb", seconds=1.0),
+                  on_decode=lambda done, total: blocks.append((done, total)))
+    ends = [*range(DECODE_FRAMES, rep.frames, DECODE_FRAMES), rep.frames]
+    assert blocks == [(end, rep.frames) for end in ends] and len(blocks) > 1
+
+
 def test_train_as_typed_makes_a_new_run_folder(tmp_path, monkeypatch):
     from tests.train.synth import TINY_MODEL, make_dataset
 
