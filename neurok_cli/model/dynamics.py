@@ -779,43 +779,61 @@ def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Even
                    energy={k: v.clone() for k, v in out.energy.items()}, steps=out.steps)
 
 
-def _advancer(dyn: LatentDynamics, step: float, end: float, method: str, compiled: bool
-              ) -> Callable[[Tensor, float, float, int], tuple[Tensor, float, int]]:
-    """``advance(y, t, stop, steps)``: y integrated from t to stop in bursts of at most BURST
-    steps, the step re-sized before each (rk4: :meth:`LatentDynamics.step_now`), with the
-    time reached and the steps taken so far. Compiled (model/kernel.py) for rk4 on CPU, or
-    through :func:`integrate` (torchdiffeq), the reference."""
-    if compiled and method == "rk4" and dyn.R_ref.device.type == "cpu":
-        from . import kernel
+class _Integrator(NamedTuple):
+    """How a rollout moves between frames: ``advance(y, t, stop, steps)`` integrates y from
+    t to stop in bursts of at most BURST steps, the step re-sized before each (rk4:
+    :meth:`LatentDynamics.step_now`), and returns it with the time reached and the steps
+    taken so far; ``energy(y, t)`` is :meth:`LatentDynamics.energy`."""
 
-        P = kernel.params(dyn, dict(ACCURACY=ACCURACY, STABILITY=STABILITY, MIN_STEP=MIN_STEP,
-                                    MAX_STRIDE=MAX_STRIDE, BURST=BURST, MAX_STEPS=MAX_STEPS))
+    advance: Callable[[Tensor, float, float, int], tuple[Tensor, float, int]]
+    energy: Callable[[Tensor, float], dict[str, Tensor]]
 
-        def advance(y: Tensor, t: float, stop: float, steps: int) -> tuple[Tensor, float, int]:
-            out, t, steps, h, status = kernel.advance(
-                P, dyn.R_ref.numpy(), y.numpy(), t, stop, step, steps)
-            if status == kernel.TOO_MANY_STEPS:
-                _step_budget(steps + (end - t) / h, h)
-            if status == kernel.NOT_FINITE:
-                raise FloatingPointError(f"the latent motion became non-finite at {t:.3f} s")
-            return torch.from_numpy(out), t, steps
-        return advance
+
+def _integrator(dyn: LatentDynamics, step: float, end: float, method: str, compiled: bool
+                ) -> _Integrator:
+    """Compiled (model/kernel.py) for rk4 on CPU; else through :func:`integrate`
+    (torchdiffeq), the reference."""
+    if not (compiled and method == "rk4" and dyn.R_ref.device.type == "cpu"):
+        return _Integrator(functools.partial(_advance_reference, dyn, step, end, method),
+                           dyn.energy)
+    from . import kernel
+
+    P = kernel.params(dyn, dict(ACCURACY=ACCURACY, STABILITY=STABILITY, MIN_STEP=MIN_STEP,
+                                MAX_STRIDE=MAX_STRIDE, BURST=BURST, MAX_STEPS=MAX_STEPS))
 
     def advance(y: Tensor, t: float, stop: float, steps: int) -> tuple[Tensor, float, int]:
-        while stop > t + 1e-12:  # in bursts, re-sizing the step after each
-            h = dyn.step_now(y, step, t) if method == "rk4" else step
-            n = max(1, math.ceil((stop - t) / h - 1e-9))
-            t_end = stop if n <= BURST else t + BURST * h
-            n = min(n, BURST)
-            y = integrate(dyn, y, t, t_end, method=method, step=(t_end - t) / n)
-            steps += n
-            t = t_end
-            if steps > MAX_STEPS:
-                _step_budget(steps + (end - t) / h, h)
-            if not torch.isfinite(y).all():
-                raise FloatingPointError(f"the latent motion became non-finite at {t:.3f} s")
-        return y, t, steps
-    return advance
+        out, t, steps, h, status = kernel.advance(P, dyn.R_ref.numpy(), y.numpy(), t, stop,
+                                                  step, steps)
+        if status == kernel.TOO_MANY_STEPS:
+            _step_budget(steps + (end - t) / h, h)
+        if status == kernel.NOT_FINITE:
+            raise FloatingPointError(f"the latent motion became non-finite at {t:.3f} s")
+        return torch.from_numpy(out), t, steps
+
+    def energy(y: Tensor, t: float) -> dict[str, Tensor]:
+        values = torch.from_numpy(kernel.energy(P, dyn.R_ref.numpy(), y.numpy()))
+        out = dict(zip(kernel.ENERGIES, values.T))
+        out["total"] = (out["kinetic"] + out["gravity"] + out["elastic"] + out["contact"]
+                        + out["pin"] + out["dissipated"] - out["work"])
+        return out
+    return _Integrator(advance, energy)
+
+
+def _advance_reference(dyn: LatentDynamics, step: float, end: float, method: str, y: Tensor,
+                       t: float, stop: float, steps: int) -> tuple[Tensor, float, int]:
+    while stop > t + 1e-12:  # in bursts, re-sizing the step after each
+        h = dyn.step_now(y, step, t) if method == "rk4" else step
+        n = max(1, math.ceil((stop - t) / h - 1e-9))
+        t_end = stop if n <= BURST else t + BURST * h
+        n = min(n, BURST)
+        y = integrate(dyn, y, t, t_end, method=method, step=(t_end - t) / n)
+        steps += n
+        t = t_end
+        if steps > MAX_STEPS:
+            _step_budget(steps + (end - t) / h, h)
+        if not torch.isfinite(y).all():
+            raise FloatingPointError(f"the latent motion became non-finite at {t:.3f} s")
+    return y, t, steps
 
 
 def _step_budget(steps: float, step: float) -> None:
@@ -833,7 +851,7 @@ def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Eve
              progress: Callable[[int, int], None] | None = None) -> Rollout:
     step = step or dyn.step_size()
     _step_budget((float(times[-1]) - float(times[0])) / step, step)
-    advance = _advancer(dyn, step, float(times[-1]), method, compiled)
+    advance, energy_of = _integrator(dyn, step, float(times[-1]), method, compiled)
     pending = sorted(events, key=lambda e: e.time)
     y, t_now = y0, float(times[0])
     T, S = len(times), y0.shape[0]
@@ -860,7 +878,7 @@ def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Eve
                 break
         if not torch.isfinite(y).all():
             raise FloatingPointError(f"the latent motion became non-finite at {t_now:.3f} s")
-        for name, value in dyn.energy(y, t_now).items():
+        for name, value in energy_of(y, t_now).items():
             energy.setdefault(name, []).append(value)
         gain = energy["total"][-1] - energy["total"][0]
         scale = (energy["kinetic"][0] + energy["gravity"][0].abs() + energy["work"][-1].abs()

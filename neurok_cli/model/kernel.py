@@ -665,3 +665,45 @@ def advance(P, R_ref, y, t, stop, base, steps):
         if not np.isfinite(y).all():
             return y, t, steps, h, NOT_FINITE
     return y, t, steps, h, OK
+
+
+# --- bookkeeping ----------------------------------------------------------------------------
+
+ENERGIES = ("kinetic", "gravity", "elastic", "contact", "pin", "dissipated", "work")
+
+
+@njit(cache=True)
+def energy(P, R_ref, y):
+    """(S, 7) J: the ENERGIES of each motion (as LatentDynamics.energy, without the total)."""
+    k = P.linear.shape[2]
+    n = 6 + k
+    out = np.zeros((y.shape[0], len(ENERGIES)))
+    for s in range(y.shape[0]):
+        R, _, p, J, _, _, u, x, xdot = _frame(P, R_ref[s], y[s])
+        vel = y[s, n:2 * n]
+        out[s, 0] = 0.5 * vel @ _mass_matrix(P, R, p, J) @ vel
+        for i in range(p.shape[0]):
+            for c in range(3):
+                out[s, 1] -= P.mass[i] * P.gravity[c] * x[i, c]
+            if P.sc[GROUND] > 0:
+                pen = max(-x[i, 1], 0.0)
+                out[s, 3] += 0.5 * P.sc[CONTACT_RATE] ** 2 * P.sc[CONTACT_MASS] * pen * pen
+        d = _spring_vectors(P, p)
+        for e in range(d.shape[0]):
+            stretch = max(math.sqrt(d[e, 0] ** 2 + d[e, 1] ** 2 + d[e, 2] ** 2),
+                          1e-12) - P.rest_length[e]
+            out[s, 2] += 0.5 * P.stiffness[e] * stretch * stretch
+        if P.triangles.shape[0] > 0:
+            strain = _volume_gradient(P, p)[0] / P.sc[REST_VOLUME] - 1.0
+            out[s, 2] += 0.5 * P.sc[BULK] * P.sc[REST_VOLUME] * strain * strain
+        for a in range(k):
+            outside = max(abs(y[s, 6 + a]) - P.sc[Q_RADIUS], 0.0)
+            out[s, 2] += 0.5 * P.bound_stiffness[a] * outside * outside
+        if P.pin_index.shape[0] > 0:
+            xa = _anchors(P, R, p, J, u, x, xdot, y[s, n:n + 3], y[s, n + 3:n + 6])[0]
+            for j in range(xa.shape[0]):
+                for c in range(3):
+                    err = xa[j, c] - P.pin_target[j, c]
+                    out[s, 4] += 0.5 * P.sc[PIN_RATE] ** 2 * P.pin_mass[j] * err * err
+        out[s, 5], out[s, 6] = y[s, 2 * n], y[s, 2 * n + 1]
+    return out
