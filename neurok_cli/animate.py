@@ -196,6 +196,15 @@ def _material(cfg: AnimateConfig, base: SimMaterial) -> SimMaterial:
     return mat
 
 
+def _integrator_ready(cfg: AnimateConfig, device) -> bool:
+    """False when this run will first compile the latent integrator (model/kernel.py)."""
+    if cfg.method != "rk4" or str(device) != "cpu":
+        return True
+    from .model import kernel
+
+    return kernel.ready()
+
+
 def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None,
             on_frame: Callable[[int, int], None] | None = None,
             on_decode: Callable[[int, int], None] | None = None) -> AnimateReport:
@@ -265,7 +274,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
                         strain_limit=_strain_limit(cfg.strain_limit,
                                                    strain_limit(bundle_cfg, category)))
     t_load = time.perf_counter()
-    say("moving")
+    say("moving" if _integrator_ready(cfg, device) else
+        "moving (compiling the integrator, once: about half a minute)")
     try:
         motion = latent_motion(model, start, welded.faces, mcfg, progress=on_frame,
                               decoded=on_decode)

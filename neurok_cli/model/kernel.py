@@ -707,3 +707,13 @@ def energy(P, R_ref, y):
                     out[s, 4] += 0.5 * P.sc[PIN_RATE] ** 2 * P.pin_mass[j] * err * err
         out[s, 5], out[s, 6] = y[s, 2 * n], y[s, 2 * n + 1]
     return out
+
+
+def ready() -> bool:
+    """Whether the compiled steps are loaded or cached on disk for this source; if not, the
+    first rollout compiles them (about half a minute, once)."""
+    try:
+        return all(bool(f.signatures) or bool(f._cache._cache_file._load_index())
+                   for f in (advance, energy))
+    except Exception:  # numba's cache layout is not public: when unsure, say nothing
+        return True
