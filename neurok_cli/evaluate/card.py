@@ -73,7 +73,8 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                "data (calibration below)" if fitted else "N(mu(M0), I)")
         lines += [f"Prior samples: {plaus['draws']} draws z ~ {law}, over "
                   f"{plaus['draws'] // max(report['config']['draws'], 1)} test objects, "
-                  f"{plaus['nan_samples']} with NaN. Edge strain |l/l0 - 1| and volume change "
+                  f"{plaus['nan_samples']} with NaN. Edge strain |l/l0 - 1|, crumple (the 95th "
+                  "percentile of the dihedral angles' change, radians) and volume change "
                   "|V/V0 - 1| (closed solids) of the decoded samples next to the engine's own "
                   "frames of the same objects"
                   + (", to the decoder's reconstructions of those frames (posterior means: "
@@ -85,6 +86,7 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                      "decodes frames" if lim else "") + ":", "", head]
         for key, label in (("strain_mean", "mean edge strain"),
                            ("strain_p99", "99th pct edge strain"),
+                           ("crumple", "crumple"),
                            ("volume_change", "volume change")):
             if key not in s:
                 continue

@@ -74,6 +74,21 @@ def dihedral(x: np.ndarray, hinges: np.ndarray) -> np.ndarray:
     return np.arctan2(sin, cos)
 
 
+def crumple(rest: np.ndarray, frames: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """Per frame (T,), the 95th percentile over interior edges of |dihedral angle - its rest
+    value| (radians) of frames (T, N, 3) of the mesh rest (N, 3), faces (F, 3), on its
+    welded surface (as :func:`plausibility` measures a clip)."""
+    s = welded_surface(rest, faces)
+    if not len(s.hinges):
+        return np.zeros(len(frames))
+    m = int(s.index.max()) + 1
+    x = np.zeros((len(frames) + 1, m, 3))
+    x[0, s.index] = rest
+    x[1:, s.index] = frames
+    change = np.abs(_wrap(dihedral(x[1:], s.hinges) - dihedral(x[0], s.hinges)))
+    return np.percentile(change, 95, axis=1)
+
+
 def enclosed_volume(x: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """Signed volume (...,) enclosed by faces (F, 3) at positions x (..., M, 3)."""
     a, b, c = (x[..., faces[:, i], :] for i in range(3))

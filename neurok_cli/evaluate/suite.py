@@ -31,6 +31,7 @@ from ..sim.generate import scene_of
 from ..sim.scene import closed_volume
 from ..sim.setup import DEFAULT_BEAM_PIN
 from .metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
+from .plausibility import crumple
 from .strain import edge_strain
 
 Progress = Callable[[int, int], None]
@@ -149,7 +150,8 @@ RECON_FRAMES = 8  # frames per sequence whose posterior means plausibility decod
 def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
                  progress: Progress | None = None, bundle_config: dict | None = None) -> dict:
     """Decoded prior samples vs the split's own frames: per-sequence mean and 99th percentile
-    of edge strain |l / l0 - 1|, and |V / V0 - 1| for closed solids; NaN count.
+    of edge strain |l / l0 - 1|, the crumple (95th percentile of the dihedral angles' change,
+    evaluate.plausibility), and |V / V0 - 1| for closed solids; NaN count.
 
     ``bundle_config``: where the fitted prior is (``evaluate.prior``). "samples" are draws from the
     instance prior the bundle uses (the fitted one where it has the category, else N(mu, I),
@@ -214,7 +216,8 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
                                                 cfg.seed)))
         for rows, x in pairs:
             s = edge_strain(vc, x, edges)
-            row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99))}
+            row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99)),
+                   "crumple": float(crumple(vc, x, entry.faces).mean())}
             if solid:
                 row["volume_change"] = float(np.mean([abs(closed_volume(f, entry.faces) / v0
                                                           - 1.0) for f in x]))
@@ -223,8 +226,8 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
             progress(j + 1, len(picks))
 
     def summary(rows):
-        out = _group([(c, {k: r[k] for k in ("strain_mean", "strain_p99")}) for c, r in rows],
-                     ["strain_mean", "strain_p99"])
+        keys = ["strain_mean", "strain_p99", "crumple"]
+        out = _group([(c, {k: r[k] for k in keys}) for c, r in rows], keys)
         vol = [(c, r) for c, r in rows if "volume_change" in r]
         if vol:
             out["volume_change"] = _group(vol, ["volume_change"])["volume_change"]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from neurok_cli.evaluate.plausibility import enclosed_volume, plausibility, welded_surface
+from neurok_cli.evaluate.plausibility import crumple, enclosed_volume, plausibility, welded_surface
 
 
 def _sphere(n: int = 12):
@@ -73,3 +73,19 @@ def test_a_sheet_has_no_volume_and_bends_only_when_it_curves():
     assert p_curved.volume_min is None
     assert p_card.bend == pytest.approx(0.0, abs=1e-9)
     assert p_curved.bend > 0.01
+
+
+def test_crumple_per_frame_is_the_clips_measure_frame_by_frame():
+    """A rigid turn has none; noise on the vertices has some, more the more noise; the mean
+    over frames is what plausibility() reports for the clip (whose rest adds a zero)."""
+    v, f = _sphere(16)
+    rng = np.random.default_rng(0)
+    turned = v @ Rotation.from_rotvec([0.3, 1.0, -0.2]).as_matrix().T
+    weld = welded_surface(v, f).index
+    noise = rng.normal(size=(int(weld.max()) + 1, 3))[weld]  # seams move together
+    frames = np.stack([turned, v + 0.01 * noise, v + 0.03 * noise])
+    per_frame = crumple(v, frames, f)
+    assert per_frame[0] < 1e-9
+    assert 0.0 < per_frame[1] < per_frame[2]
+    clip = plausibility(np.concatenate([v[None], frames]), f)
+    assert clip.crumple == pytest.approx(per_frame.sum() / 4, rel=1e-9)
