@@ -108,7 +108,7 @@ def evaluate(
     if "plausibility" in report:
         p = report["plausibility"]
         law = "fitted prior" if p.get("prior") == "fitted" else "prior N(mu, I)"
-        for key in ("strain_mean", "strain_p99", "volume_change"):
+        for key in ("strain_mean", "strain_p99", "crumple", "volume_change"):
             for part, label in (("samples", f"{law} samples"),
                                 ("limited_samples", "  same, within the strain limit"),
                                 ("data", "  data"),
