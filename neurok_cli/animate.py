@@ -231,6 +231,10 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
                          f"{cfg.strain_limit}")
     say = progress or (lambda _: None)
     device = resolve_device(cfg.device)
+    if _integrator_ready(cfg, device):  # numba's start-up, beside loading and encoding
+        from .model import kernel
+
+        kernel.warm_in_background()
     say("loading")
     bundle = resolve_weights(cfg.weights)
     model, bundle_cfg = load_bundle(bundle, device)

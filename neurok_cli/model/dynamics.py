@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -802,7 +803,7 @@ def _integrator(dyn: LatentDynamics, step: float, end: float, method: str, compi
                                 MAX_STRIDE=MAX_STRIDE, BURST=BURST, MAX_STEPS=MAX_STEPS))
 
     def advance(y: Tensor, t: float, stop: float, steps: int) -> tuple[Tensor, float, int]:
-        out, t, steps, h, status = kernel.advance(P, dyn.R_ref.numpy(), y.numpy(), t, stop,
+        out, t, steps, h, status = kernel.advance(P, _array(dyn.R_ref), _array(y), t, stop,
                                                   step, steps)
         if status == kernel.TOO_MANY_STEPS:
             _step_budget(steps + (end - t) / h, h)
@@ -811,12 +812,17 @@ def _integrator(dyn: LatentDynamics, step: float, end: float, method: str, compi
         return torch.from_numpy(out), t, steps
 
     def energy(y: Tensor, t: float) -> dict[str, Tensor]:
-        values = torch.from_numpy(kernel.energy(P, dyn.R_ref.numpy(), y.numpy()))
+        values = torch.from_numpy(kernel.energy(P, _array(dyn.R_ref), _array(y)))
         out = dict(zip(kernel.ENERGIES, values.T))
         out["total"] = (out["kinetic"] + out["gravity"] + out["elastic"] + out["contact"]
                         + out["pin"] + out["dissipated"] - out["work"])
         return out
     return _Integrator(advance, energy)
+
+
+def _array(x: Tensor) -> np.ndarray:
+    """A float64, C-ordered view for the compiled steps (whose one signature takes those)."""
+    return np.ascontiguousarray(x.numpy(), dtype=np.float64)
 
 
 def _advance_reference(dyn: LatentDynamics, step: float, end: float, method: str, y: Tensor,

@@ -717,3 +717,33 @@ def ready() -> bool:
                    for f in (advance, energy))
     except Exception:  # numba's cache layout is not public: when unsure, say nothing
         return True
+
+
+def warm() -> None:
+    """Load (or, the first time, compile) the compiled steps, on a two-point body: what a
+    process pays once before its first rollout (numba's own start-up and the cache), done
+    early by :func:`warm_in_background`."""
+    f, i = np.float64, np.int64
+    k = 1
+    P = Params(rest=np.zeros((2, 3)), linear=np.zeros((2, 3, k)),
+               quadratic=np.zeros((2, 3, k, k)), mass=np.ones(2), centre=np.zeros(3),
+               gravity=np.zeros(3), normals=np.zeros((2, 3)), areas=np.zeros(2),
+               g_ptr=np.array([0, 2], i), g_col=np.array([0, 1], i),
+               g_val=np.array([1.0, -1.0]), offset=np.zeros((1, 3)), stiffness=np.ones(1),
+               rest_length=np.zeros(1), zero=np.zeros(1, np.bool_),
+               triangles=np.zeros((0, 3), i), bound_stiffness=np.ones(k),
+               damping=np.zeros((k, k)), latent_inertia=np.eye(k),
+               free=np.ones(6 + k, np.bool_), wind=np.zeros(3), pin_index=np.zeros(0, i),
+               pin_offset=np.zeros((0, 3)), pin_target=np.zeros((0, 3)),
+               pin_mass=np.zeros(0), sc=np.ones(len(SCALARS), f))
+    R, y = np.eye(3)[None].copy(), np.zeros((1, 2 * (6 + k) + 2))
+    advance(P, R, y, 0.0, 0.0, 1e-3, 0)
+    energy(P, R, y)
+
+
+def warm_in_background() -> None:
+    """Start :func:`warm` on a daemon thread: it overlaps with loading and encoding (torch
+    releases the interpreter while it computes), and the first rollout waits for it."""
+    import threading
+
+    threading.Thread(target=warm, name="neurok-kernel-warm", daemon=True).start()
