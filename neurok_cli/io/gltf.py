@@ -8,7 +8,9 @@ Encodings:
 Weights are rescaled to [0, 1] per target, because Blender clamps shape-key values to their
 slider range; the offset that leaves is folded into the base mesh of a new document, and kept
 as one more target, at weight 1 in our animations, in a glTF input's own document, whose
-base, targets and animations must stay as they were.
+base, targets and animations must stay as they were. There, parts that the file's own
+animation moves ride on the body as nodes, and our animations come first, playing the file's
+own channels too (gltf_parts.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..errors import UsageError
 from .asset import Asset, Part
 from .gltf_build import GENERATOR, build_document, part_normals
 from .gltf_doc import ARRAY_BUFFER, GltfDocument
+from .gltf_parts import Rider, file_weight_tracks, find_riders, ride_and_compose
 from .mesh import Z_UP_TO_Y_UP
 from .normals import rotate_between, vertex_normals
 
@@ -158,20 +161,27 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-12)
 
 
-def _open_document(asset: Asset) -> tuple[GltfDocument | None, list[tuple]]:
+def _open_document(asset: Asset, riders: Sequence[Rider] = ()
+                   ) -> tuple[GltfDocument | None, list[tuple]]:
     """For a glTF asset: a copy of its document and, per part, (node, mesh, primitive,
     (3, 3) map from asset-frame vectors to the node's local frame). Instanced meshes get one
-    copy per node, since each instance deforms on its own. Other assets: (None, identity maps).
+    copy per deformed node, since each instance deforms on its own; a rider's part keeps its
+    mesh (mesh None in its row: it takes no targets). Other assets: (None, identity maps).
     """
     if asset.document is None:
         return None, [(None, None, None, np.eye(3)) for _ in asset.parts]
     doc = GltfDocument(json=copy.deepcopy(asset.document.json),
                        blob=bytearray(asset.document.blob), path=asset.document.path)
     doc.json.setdefault("asset", {})["generator"] = GENERATOR
-    meshes_seen: dict[int, int] = {}
+    riding = {p for r in riders for p in r.parts}
+    meshes_seen: dict[int, int] = {doc.json["nodes"][asset.parts[p].node]["mesh"]:
+                                   asset.parts[p].node for p in riding}
     out = []
-    for part in asset.parts:
+    for pi, part in enumerate(asset.parts):
         node = doc.json["nodes"][part.node]
+        if pi in riding:
+            out.append((part.node, None, part.primitive, np.linalg.inv(part.matrix[:3, :3])))
+            continue
         owner = meshes_seen.setdefault(node["mesh"], part.node)
         if owner != part.node:
             doc.json["meshes"].append(copy.deepcopy(doc.json["meshes"][node["mesh"]]))
@@ -217,6 +227,11 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
         if not np.isfinite(m).all():
             raise UsageError("motion contains NaN or infinite positions")
     frames = np.concatenate(motions)
+    riders = find_riders(asset)  # parts the file's own animation moves: gltf_parts.py
+    if riders:
+        frames = frames.copy()
+        for rider in riders:  # they ride on the body as nodes; no morph targets of theirs
+            frames[:, rider.rows] = asset.vertices[rider.rows]
     diag = float(np.linalg.norm(np.ptp(asset.vertices, axis=0))) or 1.0
     bases, weights, err = encode(frames - asset.vertices, encoding=encoding,
                                  tolerance=tolerance * diag, max_targets=max_targets)
@@ -231,10 +246,10 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     bases, weights, offset = _unit_weights(bases, weights)
 
     welded, offs = asset.welded(), asset.offsets
-    doc, placements = _open_document(asset)
+    doc, placements = _open_document(asset, riders)
     normals_local = []
     for part, (_, mesh, prim_i, _), o in zip(asset.parts, placements, offs[:-1]):
-        prim = doc.json["meshes"][mesh]["primitives"][prim_i] if doc is not None else None
+        prim = doc.json["meshes"][mesh]["primitives"][prim_i] if mesh is not None else None
         normals_local.append(_local_normals(doc, prim, part,
                                             welded.index[o: o + len(part.vertices)]))
     normals_asset = []
@@ -260,8 +275,13 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
         nfit = np.concatenate([np.zeros_like(nfit[:1]), nfit])
         report.targets += 1
     target_count = _write_targets(doc, asset, placements, bases, nfit)
-    _write_animations(doc, placements, weights, [len(m) for m in motions], fps, names,
-                      target_count)
+    deformed = {node for node, mesh, _, _ in placements if mesh is not None}
+    src = asset.document
+    lengths = [len(m) for m in motions]
+    ours = _write_animations(doc, placements, weights, lengths, fps, names, target_count,
+                             file_weight_tracks(src, deformed) if src is not None else {})
+    if src is not None:
+        ride_and_compose(doc, asset, ours, motions, fps=fps, riders=riders, deformed=deformed)
     if as_gltf:
         doc.save_gltf(path)
     else:
@@ -290,6 +310,8 @@ def _write_targets(doc: GltfDocument, asset: Asset, placements: list[tuple],
     existing: dict[int, int] = {}
     offs = asset.offsets
     for pi, (_, mesh_i, prim_i, to_local) in enumerate(placements):
+        if mesh_i is None:  # a rider: moved by its node (gltf_parts.py)
+            continue
         sl = slice(offs[pi], offs[pi + 1])
         mesh = doc.json["meshes"][mesh_i]
         prim = mesh["primitives"][prim_i]
@@ -333,9 +355,11 @@ def _pad_existing_weight_tracks(doc: GltfDocument, node_existing: dict[int, int]
 
 def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.ndarray,
                       lengths: list[int], fps: float, names: Sequence[str] | None,
-                      existing: dict[int, int]) -> None:
-    """One animation per motion; a ``weights`` channel for every deformed node."""
-    nodes = {node: mesh for node, mesh, _, _ in placements}
+                      existing: dict[int, int], file_tracks: dict) -> list[dict]:
+    """One animation per motion, appended and returned; a ``weights`` channel for every
+    deformed node. Its file's own targets keep their default weights, or follow the file's
+    own weight track of the node where it has one (``file_tracks``: node -> f(times))."""
+    nodes = {node: mesh for node, mesh, _, _ in placements if mesh is not None}
     node_existing = {node: existing[mesh] for node, mesh in nodes.items()}
     defaults = {}
     for node, mesh_i in nodes.items():
@@ -349,16 +373,18 @@ def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.nd
             doc.json["nodes"][node]["weights"] = full
     anims = doc.json.setdefault("animations", [])
     _pad_existing_weight_tracks(doc, node_existing, weights.shape[1], len(anims))
-    start = 0
+    start, added = 0, []
     for i, t in enumerate(lengths):
         w = weights[start: start + t]
         start += t
         times = doc.add_accessor((np.arange(t) / fps).astype(np.float32), minmax=True)
         samplers, channels, by_default = [], [], {}
         for node in nodes:
-            key = tuple(defaults[node])
+            key = ("file", node) if node in file_tracks else tuple(defaults[node])
             if key not in by_default:
-                out = np.concatenate([np.tile(defaults[node], (t, 1)), w], axis=1)
+                old = (file_tracks[node](np.arange(t) / fps) if node in file_tracks
+                       else np.tile(defaults[node], (t, 1)))
+                out = np.concatenate([old, w], axis=1)
                 samplers.append({"input": times, "interpolation": "LINEAR",
                                  "output": doc.add_accessor(out.reshape(-1).astype(np.float32))})
                 by_default[key] = len(samplers) - 1
@@ -366,3 +392,6 @@ def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.nd
                              "target": {"node": node, "path": "weights"}})
         name = names[i] if names else ("neurok" if len(lengths) == 1 else f"neurok_{i}")
         anims.append({"name": name, "samplers": samplers, "channels": channels})
+        added.append(anims[-1])
+    return added
+

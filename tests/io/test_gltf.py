@@ -16,6 +16,7 @@ from neurok_cli.io.gltf_anim import (
     first_of_ours,
 )
 from neurok_cli.io.gltf_doc import GltfDocument, load_document
+from neurok_cli.io.gltf_parts import find_riders
 from neurok_cli.io.gltf_read import read_animated
 from neurok_cli.io.mesh import Z_UP_TO_Y_UP, load_mesh
 from tests.conftest import assert_valid_gltf, asset_path, wobble
@@ -24,8 +25,8 @@ ROUND_TRIP = ["penguin", "spot", "chair", "teapot", "truck"]
 
 
 def _ours(path) -> int:
-    """Index of the last animation (the one the writer added)."""
-    return len(load_document(path).json["animations"]) - 1
+    """Index of the animation the writer added (the first, ahead of a file's own)."""
+    return first_of_ours(load_document(path))
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +48,16 @@ def written(tmp_path_factory):
 @pytest.mark.parametrize("enc", ["exact", "compact"])
 def test_round_trip_error(written, name, enc):
     asset, frames, path, report = written[name, enc]
-    scene = read_animated(path, animations=[_ours(path)])
+    scene = read_animated(path, times=np.arange(16) / 24, animations=[_ours(path)])
     diag = np.linalg.norm(np.ptp(asset.vertices, axis=0))
     assert scene.frames.shape == frames.shape
-    np.testing.assert_allclose(scene.times, np.arange(16) / 24, atol=1e-6)
     upright = frames @ (Z_UP_TO_Y_UP.T if asset.up == "z" else np.eye(3))  # the STL is Z-up
-    err = np.linalg.norm(scene.frames - upright, axis=-1).max() / diag
+    # the truck's wheels ride on its body instead (tests/io/test_gltf_parts.py)
+    body = np.ones(len(asset.vertices), bool)
+    for rider in find_riders(asset):
+        body[rider.rows] = False
+    assert body.sum() > 0.5 * len(body)
+    err = np.linalg.norm(scene.frames - upright, axis=-1)[:, body].max() / diag
     if enc == "exact":
         assert err <= 1e-6
         assert report.targets == 16
@@ -83,15 +88,21 @@ def test_all_written_files_pass_the_khronos_validator(written):
 def test_truck_keeps_hierarchy_materials_and_its_animation(written):
     src = load_document(asset_path("truck")).json
     out = load_document(written["truck", "exact"][2]).json
-    assert len(out["nodes"]) == len(src["nodes"])
-    assert [n.get("children") for n in out["nodes"]] == [n.get("children") for n in src["nodes"]]
+    # a node above each spinning wheel carries it with the body; the file's nodes keep their
+    # indices, and each wheel node its place below its axle's node
+    assert len(out["nodes"]) == len(src["nodes"]) + 2
+    for axle, wheel in ((1, 2), (3, 4)):
+        ride = out["nodes"][axle]["children"]
+        assert len(ride) == 1 and out["nodes"][ride[0]]["children"] == [wheel]
     assert out["materials"] == src["materials"]
     assert len(out["animations"]) == len(src["animations"]) + 1
-    assert out["animations"][0]["channels"] == src["animations"][0]["channels"]
-    # the instanced wheel mesh is split so that each wheel deforms on its own
-    assert src["nodes"][2]["mesh"] == src["nodes"][4]["mesh"]
-    assert out["nodes"][2]["mesh"] != out["nodes"][4]["mesh"]
-    # the original wheel rotation still plays alongside ours
+    assert out["animations"][1]["channels"] == src["animations"][0]["channels"]
+    # the instanced wheel mesh stays one mesh: the wheels take no morph targets
+    assert out["nodes"][2]["mesh"] == out["nodes"][4]["mesh"] == src["nodes"][2]["mesh"]
+    assert "targets" not in out["meshes"][out["nodes"][2]["mesh"]]["primitives"][0]
+    # the original wheel rotation plays alongside ours, and in ours
+    targets = {(c["target"]["node"], c["target"]["path"]) for c in out["animations"][0]["channels"]}
+    assert {(2, "rotation"), (4, "rotation"), (0, "weights")} <= targets
     both = read_animated(written["truck", "exact"][2], times=np.array([0.0, 0.6]))
     assert not np.allclose(both.frames[0], both.frames[1])
 
@@ -99,9 +110,11 @@ def test_truck_keeps_hierarchy_materials_and_its_animation(written):
 def test_weight_tracks_are_in_unit_range_for_blender(written):
     for (_, enc), (_, _, path, _) in written.items():
         doc = load_document(path)
-        anim = doc.json["animations"][-1]
-        for s in anim["samplers"]:
-            w = doc.accessor(s["output"])
+        anim = doc.json["animations"][_ours(path)]
+        for ch in anim["channels"]:
+            if ch["target"]["path"] != "weights":
+                continue
+            w = doc.accessor(anim["samplers"][ch["sampler"]]["output"])
             assert w.min() >= 0.0 and w.max() <= 1.0 + 1e-6, (path, enc)
 
 
@@ -229,19 +242,22 @@ def test_animations_that_drive_other_parts_play_together_and_alternatives_do_not
 
 def test_a_files_own_morph_animation_plays_as_it_did(tmp_path):
     """SimpleMorph animates its own two targets; ours are added next to them, and the file's
-    animation (and its rest) must come back as they were, however far our motion goes."""
+    animation (and its rest) must come back as they were, however far our motion goes. Ours
+    plays the file's too: their displacements add."""
     asset = load_mesh(asset_path("simplemorph"))
     times = np.linspace(0.0, 3.9, 14)
     before = read_animated(asset_path("simplemorph"), times=times)
+    during = read_animated(asset_path("simplemorph"), times=np.arange(8) / 8).frames
     moved = asset.vertices[None] + np.array([0.7, -0.4, 0.3]) * np.linspace(1, 2, 8)[:, None,
                                                                                     None]
     for enc in ("compact", "exact"):
         out = tmp_path / f"m_{enc}.glb"
         write_animated(asset, [moved], out, fps=8, encoding=enc)
-        after = read_animated(out, times=times, animations=[0])
+        assert _ours(out) == 0
+        after = read_animated(out, times=times, animations=[1])
         assert np.abs(after.frames - before.frames).max() < 1e-5, enc
         ours = read_animated(out, animations=[_ours(out)])
-        assert np.abs(ours.frames[:8] - moved).max() < 1e-5, enc
+        assert np.abs(ours.frames[:8] - (moved + during - asset.vertices)).max() < 1e-5, enc
         assert_valid_gltf(out)
         src, got = load_document(asset_path("simplemorph")), load_document(out)
         for m_src, m_got in zip(src.json["meshes"], got.json["meshes"]):  # base data as it was
@@ -257,5 +273,5 @@ def test_ours_is_the_animation_to_show_when_the_file_has_its_own(tmp_path):
     write_animated(asset, [asset.vertices[None] + np.zeros((3, 1, 3))], out, fps=8,
                    names=["neurok_wobble"])
     doc = load_document(out)
-    assert first_of_ours(doc) == len(doc.json["animations"]) - 1 > 0
+    assert first_of_ours(doc) == 0 and len(doc.json["animations"]) == 2
     assert first_of_ours(load_document(asset_path("simplemorph"))) is None
