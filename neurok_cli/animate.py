@@ -359,6 +359,7 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
                        f"{more}"),
             ("output", f"{rep.output} ({rep.export['format']}, "
                        f"{rep.export['bytes'] / 1e6:.2f} MB)"),
+            *_riding_row(rep.export.get("riding_parts")),
             ("took", f"{t['total']:.1f} s")]
     if not verbose:
         return rows
@@ -382,6 +383,15 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
         ("stages (s)", stages),
         ("device", rep.device),
         ("weights", rep.weights)]
+
+
+def _riding_row(names: list[str] | None) -> list[tuple[str, str]]:
+    """A glTF's parts that its own animation moves ride on the body (io/gltf_parts.py)."""
+    if not names:
+        return []
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return [("parts", f"{shown} ride{'s' if len(names) == 1 else ''} on the body (moved by "
+                      "the file's animation)")]
 
 
 def _size_row(size_m: float, source: str) -> str:

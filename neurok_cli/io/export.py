@@ -110,7 +110,8 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
                              root_matrix=opts.root_matrix, as_gltf=fmt == "gltf")
         return ExportResult(path, fmt, rep.bytes, {"targets": rep.targets,
                                                    "encoding": rep.encoding,
-                                                   "max_error": rep.max_error}, rep.warnings)
+                                                   "max_error": rep.max_error,
+                                                   "riding_parts": rep.riding}, rep.warnings)
     warnings = [f"{fmt} output {ONE_MOTION}"] if len(motions) > 1 and fmt not in (
         "glb", "gltf", "mp4", "gif") else []
     if fmt in USD_FORMATS:

@@ -42,6 +42,8 @@ class ExportReport:
     max_error: float  # largest vertex error / bounding-box diagonal
     bytes: int = 0
     warnings: list[str] = field(default_factory=list)
+    riding: list[str] = field(default_factory=list)  # parts the file's animation moves, riding
+    # rigidly on the body (gltf_parts.py)
 
 
 def encode(disp: np.ndarray, *, encoding: str, tolerance: float, max_targets: int
@@ -235,7 +237,8 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     diag = float(np.linalg.norm(np.ptp(asset.vertices, axis=0))) or 1.0
     bases, weights, err = encode(frames - asset.vertices, encoding=encoding,
                                  tolerance=tolerance * diag, max_targets=max_targets)
-    report = ExportReport(encoding, len(bases), err / diag)
+    report = ExportReport(encoding, len(bases), err / diag,
+                          riding=[asset.parts[p].name for r in riders for p in r.parts])
     if encoding == "compact" and err > tolerance * diag:
         report.warnings.append(f"compact encoding reached {err / diag:.2e} of the diagonal "
                                f"with {max_targets} targets (asked {tolerance:.0e}); "
