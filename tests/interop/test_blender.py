@@ -6,10 +6,6 @@ tests skip locally with the install command and fail in CI. blender_frames.py ru
 imports the file as a user would (nothing chosen: Blender plays the action the importer makes
 active), and saves the evaluated world positions at a few frames. Here they are compared with
 our first animation read back by ``read_animated`` (glTF) or with the stage's points (USD).
-
-Blender may reorder, split or merge vertices, so the comparison matches whole trajectories:
-every Blender vertex's path over the frames must lie within the tolerance of one of ours, and
-every one of ours within it of one of Blender's.
 """
 
 from __future__ import annotations
@@ -20,16 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.spatial import cKDTree
 
 from neurok_cli.io.gltf_read import read_animated
-from tests.conftest import ROOT, asset_path
+from tests.conftest import ROOT
+from tests.interop.conftest import FPS, FRAMES, assert_same_motion
 
 SCRIPT = Path(__file__).with_name("blender_frames.py")
 REQUIREMENTS = Path(__file__).with_name("requirements-blender.txt")
-FPS = 30
-FRAMES = [0, 1, 10, 20, 30]  # of a 1 s animation at 30 fps: start, first step, middle, end
-TOLERANCE = 1e-5  # of the bounding-box diagonal; float32 files, measured ~2e-6
 
 pytestmark = pytest.mark.slow
 
@@ -58,53 +51,22 @@ def blender_positions(path: Path, frames: list[int] = FRAMES) -> np.ndarray:
         return saved["positions"]
 
 
-def trajectory_error(a: np.ndarray, b: np.ndarray) -> float:
-    """Largest distance from a vertex path of ``a`` (F, Na, 3) to the nearest path of ``b``
-    (F, Nb, 3), at any frame."""
-    paths = lambda x: x.transpose(1, 0, 2).reshape(x.shape[1], -1)  # noqa: E731
-    _, nearest = cKDTree(paths(b)).query(paths(a))
-    return float(np.linalg.norm(a - b[:, nearest], axis=2).max())
-
-
-def assert_same_motion(blender: np.ndarray, ours: np.ndarray) -> float:
-    """Both ways within TOLERANCE of the diagonal, for a motion that does move; the error."""
-    diag = float(np.linalg.norm(np.ptp(ours[0], axis=0)))
-    moved = float(np.linalg.norm(ours - ours[:1], axis=2).max()) / diag
-    assert moved > 0.05, f"the motion hardly moves ({moved:.3g} of the diagonal)"
-    error = max(trajectory_error(blender, ours), trajectory_error(ours, blender)) / diag
-    assert error < TOLERANCE, f"Blender differs from ours by {error:.3g} of the diagonal"
-    return error
-
-
-@pytest.fixture(scope="module")
-def outputs(tmp_path_factory) -> dict[str, Path]:
-    """`neurok animate` for 1 s: the blob to GLB and USD, the milk truck to GLB."""
-    from neurok_cli.animate import AnimateConfig, animate
-
-    blob, truck = ROOT / "examples" / "blob.obj", asset_path("truck")
-    folder = tmp_path_factory.mktemp("interop")
-    made = {"blob.glb": blob, "blob.usdc": blob, "truck.glb": truck}
-    for name, source in made.items():
-        animate(AnimateConfig(input=source, output=folder / name, seconds=1.0, fps=FPS))
-    return {name: folder / name for name in made}
-
-
 @pytest.mark.parametrize("name", ["blob.glb", "truck.glb"])
-def test_blender_plays_our_first_animation(outputs, name):
+def test_blender_plays_our_first_animation(made, name):
     """The truck's wheels spin by the file's own channels and ride on the deforming body."""
-    path = outputs[name]
+    path = made(name)
     ours = read_animated(path, times=np.array(FRAMES) / FPS, animations=[0]).frames
-    assert_same_motion(blender_positions(path), ours)
+    assert_same_motion(blender_positions(path), ours, "Blender")
 
 
-def test_blender_reads_our_usd(outputs):
+def test_blender_reads_our_usd(made):
     """Time codes are frames; Blender scales the stage to metres by its metersPerUnit."""
     from pxr import Usd, UsdGeom
 
-    path = outputs["blob.usdc"]
+    path = made("blob.usdc")
     stage = Usd.Stage.Open(str(path))
     (mesh,) = [UsdGeom.Mesh(p) for p in stage.Traverse() if p.IsA(UsdGeom.Mesh)]
     assert UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.y
     ours = np.stack([np.asarray(mesh.GetPointsAttr().Get(f), np.float64) for f in FRAMES])
     ours *= UsdGeom.GetStageMetersPerUnit(stage)
-    assert_same_motion(blender_positions(path), ours)
+    assert_same_motion(blender_positions(path), ours, "Blender")

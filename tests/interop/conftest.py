@@ -1,0 +1,60 @@
+"""What the interchange tests share: our files, made once, and the vertex comparison.
+
+Other programs may reorder, split or merge vertices, so the comparison matches whole
+trajectories: every vertex path of theirs over the sampled times must lie within the tolerance
+of one of ours, and every one of ours within it of one of theirs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.spatial import cKDTree
+
+from tests.conftest import ROOT, asset_path
+
+FPS = 30
+FRAMES = [0, 1, 10, 20, 30]  # of a 1 s animation at 30 fps: start, first step, middle, end
+TOLERANCE = 1e-5  # of the bounding-box diagonal; float32 files, measured below 3e-6
+
+
+def trajectory_error(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest distance from a vertex path of ``a`` (T, Na, 3) to the nearest path of ``b``
+    (T, Nb, 3), at any time."""
+    paths = lambda x: x.transpose(1, 0, 2).reshape(x.shape[1], -1)  # noqa: E731
+    _, nearest = cKDTree(paths(b)).query(paths(a))
+    return float(np.linalg.norm(a - b[:, nearest], axis=2).max())
+
+
+def assert_same_motion(theirs: np.ndarray, ours: np.ndarray, who: str) -> float:
+    """Both ways within TOLERANCE of the diagonal, for a motion that does move; the error."""
+    diag = float(np.linalg.norm(np.ptp(ours[0], axis=0)))
+    moved = float(np.linalg.norm(ours - ours[:1], axis=2).max()) / diag
+    assert moved > 0.05, f"the motion hardly moves ({moved:.3g} of the diagonal)"
+    error = max(trajectory_error(theirs, ours), trajectory_error(ours, theirs)) / diag
+    assert error < TOLERANCE, f"{who} differs from ours by {error:.3g} of the diagonal"
+    return error
+
+
+SOURCES = {"blob.glb": "blob", "blob.usdc": "blob", "truck.glb": "truck"}
+
+
+@pytest.fixture(scope="session")
+def made(tmp_path_factory):
+    """``made(name)``: `neurok animate` for 1 s of the blob (to ``blob.glb``, ``blob.usdc``) or
+    of the milk truck (``truck.glb``; skips without the shared assets), each made once."""
+    from neurok_cli.animate import AnimateConfig, animate
+
+    folder = tmp_path_factory.mktemp("interop")
+
+    def make(name: str) -> Path:
+        out = folder / name
+        if not out.is_file():
+            source = SOURCES[name]
+            source = ROOT / "examples" / "blob.obj" if source == "blob" else asset_path(source)
+            animate(AnimateConfig(input=source, output=out, seconds=1.0, fps=FPS))
+        return out
+
+    return make
