@@ -41,6 +41,9 @@ NUMBERS: dict[str, Range] = {
     "strain_limit": Range(0.0, 10.0, inf_ok=True),
     "size": Range(MIN_SIZE_M, MAX_SIZE_M),
     "drop": Range(0.0, 100.0),
+    # a height in the file's own units (which may be mm): finite; placement.py also refuses
+    # one more than MAX_GROUND_DISTANCE sizes from the asset
+    "ground_at": Range(-1e9, 1e9),
     "friction": Range(0.0, 10.0),
     "gust": Range(0.0, 1.0),
     "seed": Range(0, MAX_SEED, whole=True),
