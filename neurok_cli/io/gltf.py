@@ -28,9 +28,10 @@ from .gltf_build import GENERATOR, build_document, part_normals
 from .gltf_doc import ARRAY_BUFFER, GltfDocument
 from .gltf_parts import Rider, file_weight_tracks, find_riders, ride_and_compose
 from .mesh import Z_UP_TO_Y_UP
-from .normals import rotate_between, vertex_normals
+from .normals import turned_normal_deltas, vertex_normals
 
 ENCODINGS = ("compact", "exact")
+_COLUMNS = 8192  # columns of the normals' least-squares fit at a time
 
 
 @dataclass
@@ -56,33 +57,44 @@ def encode(disp: np.ndarray, *, encoding: str, tolerance: float, max_targets: in
     t, n, _ = disp.shape
     if encoding == "exact":
         return disp.copy(), np.eye(t), 0.0
-    a = disp.reshape(t, 3 * n)
+    a = disp.reshape(t, 3 * n)  # a copy where disp is strided: once, not per use
+    disp = a.reshape(t, n, 3)
     if t <= 3 * n:  # the usual clip: far fewer frames than coordinates
         # the frames' principal directions from the small (t, t) Gram matrix, not an SVD of
         # the wide one (a 121-frame, 9,602-vertex clip: 3.3 s -> 0.9 s); bases = uᵀa needs
         # no division by singular values, so tiny ones cost no accuracy: uuᵀa is an exact
-        # projection
+        # projection. Only the rows the search reaches are formed (_Residual).
         lam, u = np.linalg.eigh(a @ a.T)
         u = u[:, ::-1]
-        rows = u.T @ a  # (t, 3n): singular value x right singular vector, per row
+        residual = _Residual(disp, u)
         count = int((lam > 0).sum())
     else:
         u, s, vt = np.linalg.svd(a, full_matrices=False)
-        rows = s[:, None] * vt
+        residual = _Residual(disp, u, s[:, None] * vt)
         count = len(s)
+    k = max(_smallest_within(residual, min(max_targets, count), tolerance), 1)
+    return residual.rows_to(k).reshape(k, n, 3), u[:, :k], residual.largest(k)
 
-    residual = _Residual(a.reshape(t, n, 3), u, rows)
-    lo, hi = 0, min(max_targets, count)
-    if not residual.within(hi, tolerance):
-        lo = hi
-    while lo < hi:  # smallest k meeting the tolerance
+
+def _smallest_within(residual: _Residual, most: int, limit: float) -> int:
+    """The smallest k <= ``most`` whose reconstruction is within ``limit`` (``most`` if none
+    is): k grows a step of rows at a time, so that rows beyond the answer are seldom formed,
+    then a bisection inside the last step."""
+    lo = 0  # the reconstructions below lo are not within
+    while True:
+        hi = min(lo + _Residual.STEP, most)
+        if residual.within(hi, limit):
+            break
+        if hi == most:
+            return most
+        lo = hi + 1
+    while lo < hi:
         mid = (lo + hi) // 2
-        if residual.within(mid, tolerance):
+        if residual.within(mid, limit):
             hi = mid
         else:
             lo = mid + 1
-    k = max(lo, 1)
-    return rows[:k].reshape(k, n, 3), u[:, :k], residual.largest(k)
+    return lo
 
 
 class _Residual:
@@ -90,24 +102,59 @@ class _Residual:
     whole residual: by Cauchy-Schwarz a vertex's error in frame t is at most
     sqrt(sum_{i>=k} u_ti^2) sqrt(sum_{i>=k} |rows_iv|^2), so the vertices are visited in
     the order of that bound, a block at a time, and the search stops where the bound falls
-    below the answer (a 121-frame, 100k-vertex clip: 5.5 s -> 0.4 s)."""
+    below the answer (a 121-frame, 100k-vertex clip: 5.5 s -> 0.4 s).
+
+    The rows uᵀa are formed STEP at a time as k reaches them, and a vertex's tail
+    sum_{i>=k} |rows_iv|^2 is its whole energy |a_v|^2 less the rows formed so far (a
+    121-frame clip keeps ~47: the other rows cost as much again as the Gram matrix)."""
 
     BLOCK = 2048  # vertices per exact evaluation
+    STEP = 16  # rows formed at a time
 
-    def __init__(self, disp: np.ndarray, u: np.ndarray, rows: np.ndarray) -> None:
+    def __init__(self, disp: np.ndarray, u: np.ndarray, rows: np.ndarray | None = None
+                 ) -> None:
         t, n, _ = disp.shape  # disp (T, N, 3) = u (T, r) @ rows (r, 3N), u orthonormal
-        self.disp, self.u, self.rows = disp, u, rows.reshape(len(rows), n, 3)
-        # rounding; no entry of disp exceeds its largest singular value, |rows[0]|
-        self.slack = 1e-12 * float(np.linalg.norm(rows[:1]))
-        energy = np.einsum("rvc,rvc->rv", self.rows, self.rows)  # (r, N)
-        # tails summed from the smallest terms up: a small tail keeps its accuracy
-        self.tail = np.append(np.cumsum(energy[::-1], axis=0)[::-1], np.zeros((1, n)), 0)
+        r = u.shape[1]
+        self.disp, self.u = disp, u
+        self.rows = np.empty((r, n, 3))  # filled up to self.formed; untouched pages cost nothing
+        self.formed = 0
+        if rows is not None:
+            self.rows[:] = rows.reshape(r, n, 3)
+            self.formed = r
+        energy = np.einsum("tvc,tvc->v", disp, disp)  # (N,) |a_v|^2
+        # the tail's rounding (sums of positive terms: relative error ~1e-13 at most);
+        # no entry of disp exceeds its largest singular value, sqrt of the largest energy
+        self.energy, self.rounding = energy, 1e-12 * energy
+        self.slack = 1e-12 * float(np.sqrt(energy.sum()))
+        self.kept = np.zeros((r + 1, n))  # (r + 1, N) energy of the first k rows, per vertex
+        self.kept_to = 0
         frames = np.cumsum((u**2)[:, ::-1], axis=1)[:, ::-1].max(axis=0, initial=0.0)
         self.frame_tail = np.append(frames, 0.0)  # (r + 1,) max over frames
 
+    def rows_to(self, k: int) -> np.ndarray:
+        """The first k rows (k, N, 3), formed STEP at a time as needed."""
+        if k > self.formed:
+            stop = min(max(k, self.formed + self.STEP), len(self.rows))
+            t = len(self.u)
+            a = self.disp.reshape(t, -1)
+            # a contiguous copy of u's columns: a strided operand keeps NumPy off BLAS (7x)
+            part = np.ascontiguousarray(self.u[:, self.formed:stop].T)
+            self.rows[self.formed:stop] = (part @ a).reshape(stop - self.formed, -1, 3)
+            self.formed = stop
+        return self.rows[:k]
+
+    def _tail(self, k: int) -> np.ndarray:
+        """(N,) an upper bound of sum_{i>=k} |rows_iv|^2 per vertex."""
+        rows = self.rows_to(k)
+        if k > self.kept_to:
+            part = np.einsum("rvc,rvc->rv", rows[self.kept_to:], rows[self.kept_to:])
+            self.kept[self.kept_to + 1:k + 1] = self.kept[self.kept_to] + np.cumsum(part, 0)
+            self.kept_to = k
+        return np.maximum(self.energy - self.kept[k], 0.0) + self.rounding
+
     def _blocks(self, k: int):
         """(bound, exact errors) per block of vertices, largest bound first."""
-        bound = np.sqrt(self.frame_tail[k] * self.tail[k]) * (1.0 + 1e-9) + self.slack
+        bound = np.sqrt(self.frame_tail[k] * self._tail(k)) * (1.0 + 1e-9) + self.slack
         order = np.argsort(-bound, kind="stable")
         t = len(self.u)
         for s in range(0, len(order), self.BLOCK):
@@ -151,12 +198,8 @@ def _normal_deltas(asset: Asset, frames: np.ndarray, parts_normals: list[np.ndar
     rep = np.empty(len(w.vertices), np.int64)
     rep[w.index] = np.arange(len(w.index))
     rest = vertex_normals(w.vertices, w.faces)[w.index]
-    n0 = np.concatenate(parts_normals)
-    out = np.empty(frames.shape, np.float32)
-    for s in range(0, len(frames), 32):  # blocks of frames: bounded memory on long clips
-        now = vertex_normals(frames[s:s + 32, rep], w.faces)[:, w.index]
-        out[s:s + 32] = rotate_between(n0, rest, now) - n0
-    return out
+    return turned_normal_deltas(frames, w.faces, rep, w.index, rest,
+                                np.concatenate(parts_normals))
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -222,21 +265,16 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     if not fps > 0:
         raise UsageError(f"fps must be positive, not {fps}")
     motions = [np.asarray(m, np.float64) for m in motions]
-    n = len(asset.vertices)
-    for m in motions:
-        if m.ndim != 3 or m.shape[1:] != (n, 3) or len(m) == 0:
-            raise UsageError(f"motion of shape {m.shape} does not match the asset's {n} vertices")
-        if not np.isfinite(m).all():
-            raise UsageError("motion contains NaN or infinite positions")
-    frames = np.concatenate(motions)
     riders = find_riders(asset)  # parts the file's own animation moves: gltf_parts.py
-    if riders:
-        frames = frames.copy()
-        for rider in riders:  # they ride on the body as nodes; no morph targets of theirs
-            frames[:, rider.rows] = asset.vertices[rider.rows]
+    frames = _frames(asset, motions, riders)
+    doc, placements = _open_document(asset, riders)
+    normals_local, normals_asset = _file_normals(asset, doc, placements)
+    dn = _normal_deltas(asset, frames, normals_asset)  # (T, N, 3) float32
     diag = float(np.linalg.norm(np.ptp(asset.vertices, axis=0))) or 1.0
-    bases, weights, err = encode(frames - asset.vertices, encoding=encoding,
-                                 tolerance=tolerance * diag, max_targets=max_targets)
+    frames -= asset.vertices  # the displacements, in place: a 100k-vertex clip is 290 MB
+    bases, weights, err = encode(frames, encoding=encoding, tolerance=tolerance * diag,
+                                 max_targets=max_targets)
+    del frames
     report = ExportReport(encoding, len(bases), err / diag,
                           riding=[asset.parts[p].name for r in riders for p in r.parts])
     if encoding == "compact" and err > tolerance * diag:
@@ -247,21 +285,8 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
         report.warnings.append(f"{len(bases)} morph targets: some viewers (WebGL) blend at most "
                                "~200; use the compact encoding for wide support")
     bases, weights, offset = _unit_weights(bases, weights)
-
-    welded, offs = asset.welded(), asset.offsets
-    doc, placements = _open_document(asset, riders)
-    normals_local = []
-    for part, (_, mesh, prim_i, _), o in zip(asset.parts, placements, offs[:-1]):
-        prim = doc.json["meshes"][mesh]["primitives"][prim_i] if mesh is not None else None
-        normals_local.append(_local_normals(doc, prim, part,
-                                            welded.index[o: o + len(part.vertices)]))
-    normals_asset = []
-    for nl, (_, _, _, to_local) in zip(normals_local, placements):
-        world = nl @ to_local  # normals transform by the inverse transpose
-        normals_asset.append(world / np.maximum(np.linalg.norm(world, axis=1, keepdims=True),
-                                                1e-12))
-    nfit = _fit_normals(_normal_deltas(asset, frames, normals_asset), weights,
-                        exact=encoding == "exact")  # (K + 1, N, 3)
+    offs = asset.offsets
+    nfit = _fit_normals(dn, weights, exact=encoding == "exact")  # (K + 1, N, 3)
     if doc is None:  # a new document: write the final base data directly
         base_pos = [p.vertices + offset[a:b] for p, a, b in zip(asset.parts, offs, offs[1:])]
         base_n = [_unit(nl + nfit[0][a:b]) for nl, a, b in zip(normals_local, offs, offs[1:])]
@@ -293,6 +318,39 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     return report
 
 
+def _frames(asset: Asset, motions: list[np.ndarray], riders: Sequence[Rider]) -> np.ndarray:
+    """All motions' frames (T, N, 3), checked, in one new C-ordered array (the motions may
+    come as strided views: every later pass over them would pay for it), riders at rest."""
+    n = len(asset.vertices)
+    for m in motions:
+        if m.ndim != 3 or m.shape[1:] != (n, 3) or len(m) == 0:
+            raise UsageError(f"motion of shape {m.shape} does not match the asset's {n} vertices")
+        if not np.isfinite(m).all():
+            raise UsageError("motion contains NaN or infinite positions")
+    frames = np.empty((sum(len(m) for m in motions), n, 3))
+    np.concatenate(motions, out=frames)
+    for rider in riders:  # they ride on the body as nodes; no morph targets of theirs
+        frames[:, rider.rows] = asset.vertices[rider.rows]
+    return frames
+
+
+def _file_normals(asset: Asset, doc: GltfDocument | None, placements: list[tuple]
+                  ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each part's normals (V, 3) in its node's frame, and as unit vectors in the asset's."""
+    welded, offs = asset.welded(), asset.offsets
+    normals_local = []
+    for part, (_, mesh, prim_i, _), o in zip(asset.parts, placements, offs[:-1]):
+        prim = doc.json["meshes"][mesh]["primitives"][prim_i] if mesh is not None else None
+        normals_local.append(_local_normals(doc, prim, part,
+                                            welded.index[o: o + len(part.vertices)]))
+    normals_asset = []
+    for nl, (_, _, _, to_local) in zip(normals_local, placements):
+        world = nl @ to_local  # normals transform by the inverse transpose
+        normals_asset.append(world / np.maximum(np.linalg.norm(world, axis=1, keepdims=True),
+                                                1e-12))
+    return normals_local, normals_asset
+
+
 def _fit_normals(dn: np.ndarray, weights: np.ndarray, *, exact: bool) -> np.ndarray:
     """Normal deltas per target, (K + 1, N, 3): a constant c first, then nb with
     dn ~ c + weights @ nb (least squares). Exact encoding's weights are one-hot: c = 0."""
@@ -303,7 +361,12 @@ def _fit_normals(dn: np.ndarray, weights: np.ndarray, *, exact: bool) -> np.ndar
     # the minimum-norm least-squares solution through the small pseudo-inverse of x: the
     # same as lstsq's, without its per-column cost over the 3N right-hand sides
     pinv = np.linalg.pinv(x, rcond=np.finfo(np.float64).eps * max(x.shape))
-    return (pinv @ dn.reshape(t, 3 * n).astype(np.float64)).reshape(-1, n, 3)
+    flat = dn.reshape(t, 3 * n)
+    out = np.empty((len(pinv), 3 * n))
+    for c in range(0, 3 * n, _COLUMNS):  # in float64 a block of columns at a time, not
+        # a float64 copy of all of dn
+        out[:, c:c + _COLUMNS] = pinv @ flat[:, c:c + _COLUMNS].astype(np.float64)
+    return out.reshape(-1, n, 3)
 
 
 def _write_targets(doc: GltfDocument, asset: Asset, placements: list[tuple],
@@ -318,17 +381,16 @@ def _write_targets(doc: GltfDocument, asset: Asset, placements: list[tuple],
         sl = slice(offs[pi], offs[pi + 1])
         mesh = doc.json["meshes"][mesh_i]
         prim = mesh["primitives"][prim_i]
-        from_local = np.linalg.inv(to_local)
         old_targets = prim.get("targets", [])
         existing[mesh_i] = len(old_targets)
         with_normals = "NORMAL" in prim["attributes"]
+        pos = _to_frame(bases[:, sl], to_local.T)  # (K, V, 3) float32
+        nrm = _to_frame(nfit[1:, sl], np.linalg.inv(to_local)) if with_normals else None
         new = []
         for k in range(len(bases)):
-            tgt = {"POSITION": doc.add_accessor((bases[k][sl] @ to_local.T).astype(np.float32),
-                                                target=ARRAY_BUFFER, minmax=True)}
+            tgt = {"POSITION": doc.add_accessor(pos[k], target=ARRAY_BUFFER, minmax=True)}
             if with_normals:
-                tgt["NORMAL"] = doc.add_accessor((nfit[k + 1][sl] @ from_local)
-                                                 .astype(np.float32), target=ARRAY_BUFFER)
+                tgt["NORMAL"] = doc.add_accessor(nrm[k], target=ARRAY_BUFFER)
             new.append(tgt)
         prim["targets"] = old_targets + new
         extras = mesh.setdefault("extras", {})
@@ -336,6 +398,14 @@ def _write_targets(doc: GltfDocument, asset: Asset, placements: list[tuple],
         if len(names) == len(old_targets):  # Blender reads shape-key names from here
             extras["targetNames"] = names + [f"neurok_{k:03d}" for k in range(len(bases))]
     return existing
+
+
+def _to_frame(x: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """x (..., 3) @ m (3, 3) as float32, without the product where m is the identity (every
+    part of a new document: 2 x 47 products over 100k vertices)."""
+    if np.array_equal(m, np.eye(3)):
+        return x.astype(np.float32)
+    return (x @ m).astype(np.float32)
 
 
 def _pad_existing_weight_tracks(doc: GltfDocument, node_existing: dict[int, int], k: int,

@@ -56,3 +56,27 @@ def test_vertex_normals_share_across_groups_and_default_up_for_zero_area():
     assert np.allclose(n[:5], [0, 0, 1])
     assert np.array_equal(n[1], n[3])  # a seam: both copies get the shared normal
     assert np.allclose(n[5], [0, 1, 0])  # no face: +Y
+
+
+def test_turned_normal_deltas_match_the_numpy_composition():
+    from neurok_cli.io.normals import turned_normal_deltas
+
+    rng = np.random.default_rng(5)
+    mesh = trimesh.creation.icosphere(subdivisions=2)
+    wv, wf = np.asarray(mesh.vertices), np.asarray(mesh.faces)
+    # file vertices: every welded vertex, then copies of some (seams), in a shuffled order
+    index = rng.permutation(np.concatenate([np.arange(len(wv)), rng.choice(len(wv), 40)]))
+    rep = np.empty(len(wv), np.int64)
+    rep[index] = np.arange(len(index))
+    frames = wv[index][None] * rng.uniform(0.5, 2.0, (7, 1, 3)) + rng.normal(
+        0, 0.05, (7, len(index), 3))
+    frames[3] = wv[index]  # at rest, against rest normals given reversed: antiparallel
+    frames[5, rep[wf[0]]] = frames[5, rep[wf[0, 0]]]  # a face collapsed to a point
+    rest = -vertex_normals(wv, wf)[index]
+    n0 = _unit(rest + 0.3 * rng.standard_normal(rest.shape))
+    got = turned_normal_deltas(frames, wf, rep, index, rest, n0)
+    now = vertex_normals(frames[:, rep], wf)[:, index]
+    want = (rotate_between(n0, rest, now) - n0).astype(np.float32)
+    assert got.dtype == np.float32 and got.shape == frames.shape
+    assert np.abs(got - want).max() <= 1e-6
+    assert np.allclose(got[3], -2 * n0, atol=1e-6)  # antiparallel: flipped
