@@ -499,19 +499,23 @@ def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _O
     moved = (rest_q + disp.to(torch.float64)).view(T, S, -1, 3)
     skin = Skin(rest_v, rest_q, idx, w.to(torch.float64), point_neighbours(rest_q))
     R = roll.rotation.reshape(T, S, 3, 3).to(torch.float64)
-    shift = torch.as_tensor(com) + roll.translation.reshape(T, S, 1, 3).to(torch.float64)
+    shift = torch.as_tensor(com) + roll.translation.reshape(T, S, 3).to(torch.float64)
     hold = _pin_hold(obj)
     out = np.empty((S, T, len(v), 3))
     step = max(1, DECODE_FRAMES // S)
     for t0 in range(0, T, step):
         t1 = min(t0 + step, T)
-        body = skin(moved[t0:t1].reshape(-1, moved.shape[2], 3))  # ((t1-t0)*S, N, 3)
-        x = shift[t0:t1].reshape(-1, 1, 3) + body @ R[t0:t1].reshape(-1, 3, 3).transpose(1, 2)
-        x = x.numpy().reshape(t1 - t0, S, len(v), 3).transpose(1, 0, 2, 3)
+        # the frame's turn and shift ride in the skinning's per-point maps; one motion's
+        # vertices are written straight into the result
+        x = skin(moved[t0:t1].reshape(-1, moved.shape[2], 3), R[t0:t1].reshape(-1, 3, 3),
+                 shift[t0:t1].reshape(-1, 3), out=torch.from_numpy(out[0, t0:t1]) if S == 1
+                 else None)  # ((t1-t0)*S, N, 3)
+        if S > 1:
+            out[:, t0:t1] = x.numpy().reshape(t1 - t0, S, len(v), 3).transpose(1, 0, 2, 3)
         if hold is not None:  # pinned vertices exactly at rest; the correction fades
             near, fade = hold
-            x = x + fade * (v[near][None, None] - x[:, :, near])
-        out[:, t0:t1] = x
+            block = out[:, t0:t1]
+            block += fade * (v[near][None, None] - block[:, :, near])
         if progress is not None:
             progress(t1, T)
     return out, residual, sweeps

@@ -3,7 +3,7 @@
 import torch
 from scipy.spatial.transform import Rotation
 
-from neurok_cli.model.skinning import point_neighbours, skin, smooth_weights
+from neurok_cli.model.skinning import Skin, point_neighbours, skin, smooth_weights
 
 
 def _cloud(n: int, seed: int) -> torch.Tensor:
@@ -58,3 +58,24 @@ def test_points_on_a_plane_still_turn_the_vertices_off_it_rigidly():
     idx, w = smooth_weights(v, p)
     x = skin(v, p, (p @ R.T)[None], idx, w, point_neighbours(p))
     torch.testing.assert_close(x[0], v @ R.T, atol=2e-3, rtol=0)
+
+
+def test_a_frame_turn_and_shift_folded_into_the_maps_match_turning_the_vertices():
+    """Skin(..., rotation, shift) is R x + shift of the skinned vertices x, frame by frame
+    and across blocks of frames, and ``out`` receives the same numbers."""
+    v, p = _cloud(400, 7), _cloud(50, 8)
+    idx, w = smooth_weights(v, p)
+    s = Skin(v, p, idx, w, point_neighbours(p))
+    g = torch.Generator().manual_seed(9)
+    B = 37  # more than one block of frames
+    moved = p + 0.05 * torch.randn(B, *p.shape, generator=g, dtype=torch.float64)
+    R = torch.as_tensor(Rotation.random(B, random_state=10).as_matrix())
+    shift = torch.randn(B, 3, generator=g, dtype=torch.float64)
+    plain = s(moved)
+    want = plain @ R.transpose(1, 2) + shift[:, None]
+    out = torch.full((B, len(v), 3), float("nan"), dtype=torch.float64)
+    got = s(moved, R, shift, out=out)
+    assert got is out
+    torch.testing.assert_close(got, want, atol=1e-12, rtol=0)
+    for f in (0, 20, 36):  # a frame alone gives what it gave in its block
+        torch.testing.assert_close(s(moved[f:f + 1])[0], plain[f], atol=1e-14, rtol=0)
