@@ -71,14 +71,17 @@ def accuracy_table(d: dict) -> list[str]:
 
 def animate_table(d: dict) -> list[str]:
     out = ["**Speed**, whole commands (start-up to written GLB), a soft sphere dropped, "
-           "30 fps", "", "| vertices | seconds simulated | animate, s | simulate, s |",
-           "|---|---|---|---|"]
-    rows: dict[tuple, dict] = {}
-    for r in d["rows"]:
-        rows.setdefault((r["vertices"], r["seconds"]), {})[r["command"]] = r["wall_s"]
-    for (v, sec), r in sorted(rows.items()):
-        sim = f"{r['simulate']:.1f}" if "simulate" in r else "–"
-        out.append(f"| {v:,} | {sec:g} | {r.get('animate', float('nan')):.1f} | {sim} |")
+           f"30 fps; animate and simulate in turns, medians of {d.get('repeat', 1)} (one run "
+           "for clips over 4 s)", "",
+           "| vertices | seconds simulated | animate, s | simulate, s | simulate / animate | "
+           "load average |", "|---|---|---|---|---|---|"]
+    for r in sorted(d["rows"], key=lambda r: (r["vertices"], r["seconds"])):
+        out.append(f"| {r['vertices']:,} | {r['seconds']:g} | {r['animate_s']:.1f} | "
+                   f"{r['simulate_s']:.1f} | {r['ratio']:.1f}x | {r['load']:.1f} |")
+    fit = d.get("fit")
+    if fit:
+        out += ["", f"`neurok fit --then-animate` of a {fit['frames']}-frame clip of the "
+                f"9,602-vertex sphere, 2 s more: {fit['wall_s']:.1f} s."]
     return out
 
 
