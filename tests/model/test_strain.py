@@ -114,3 +114,15 @@ def test_a_negative_limit_is_refused():
     v, faces = _sheet(3)
     with pytest.raises(ValueError, match="strain limit must be >= 0"):
         limit_strain(torch.as_tensor(v), torch.as_tensor(v), mesh_edges(faces), -0.1)
+
+
+def test_unique_edges_through_keys_are_numpys_unique_rows():
+    rng = np.random.default_rng(11)
+    faces = rng.integers(0, 300, (2000, 3))
+    e = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
+    np.testing.assert_array_equal(mesh_edges(faces), np.unique(e, axis=0))
+    owner = rng.integers(0, 40, 300)
+    pairs = np.sort(owner[mesh_edges(faces)], axis=1)
+    np.testing.assert_array_equal(driving_graph(mesh_edges(faces), owner),
+                                  np.unique(pairs[pairs[:, 0] != pairs[:, 1]], axis=0))
+    assert mesh_edges(np.zeros((0, 3), np.int64)).shape == (0, 2)
