@@ -103,6 +103,8 @@ class Skin:
         values = (w[:, :, None] * homog[:, None, :].to(w.dtype)).reshape(-1)  # (N k 4,)
         cols = (idx[:, :, None] * 4 + torch.arange(4, device=idx.device)).reshape(-1)
         crow = torch.arange(0, N * k * 4 + 1, k * 4, device=idx.device)
+        if len(values) < 2**31:  # 32-bit indices: less to read per product (~15 %)
+            cols, crow = cols.int(), crow.int()
         with warnings.catch_warnings():  # CSR is marked beta; products with it are stable
             warnings.filterwarnings("ignore", message="Sparse CSR tensor support")
             warnings.filterwarnings("ignore", message="Sparse invariant checks")
