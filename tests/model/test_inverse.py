@@ -9,7 +9,13 @@ from scipy.spatial.transform import Rotation
 
 from neurok_cli.errors import UsageError
 from neurok_cli.evaluate.metrics import chamfer_l1 as chamfer_np
-from neurok_cli.model.inverse import chamfer_l1, fit_surface, rotation_matrix
+from neurok_cli.model.inverse import (
+    QueryField,
+    chamfer_l1,
+    fit_displacement,
+    fit_surface,
+    rotation_matrix,
+)
 
 from .conftest import make_batch, randomize_zero_inits, tiny_model
 
@@ -80,3 +86,33 @@ def test_fit_surface_rejects_bad_shapes():
         fit_surface(model, prior.repeat(2), surface, surface, prior.mu)
     with pytest.raises(UsageError, match="nothing to fit"):
         fit_surface(model, prior, surface, surface, prior.mu, rigid=False, latent=False)
+
+
+def test_query_field_is_decode_with_f_mu_kept_and_its_jacobian_is_the_models():
+    model, prior, surface = _setup()
+    field = QueryField(model, prior, surface)
+    gen = torch.Generator().manual_seed(4)
+    z = prior.mu + torch.randn((3, prior.mu.shape[1]), generator=gen, dtype=torch.float64)
+    z[1] = prior.mu[0]
+    with torch.no_grad():
+        want = model.decode(z, prior.repeat(3), surface[None].expand(3, -1, -1))
+    got = field(z)
+    assert torch.allclose(got, want, atol=1e-12) and torch.equal(got[1], torch.zeros_like(got[1]))
+    value, J = field.jacobian(z[0])
+    assert torch.allclose(value, want[0], atol=1e-12)
+    ref = model.jacobian(z[:1], prior, surface[None])[0]  # (P, 3, k)
+    assert torch.allclose(J, ref, atol=1e-10)
+
+
+def test_displacement_fit_recovers_a_decoded_latent_from_the_better_start():
+    model, prior, surface = _setup()
+    field = QueryField(model, prior, surface)
+    gen = torch.Generator().manual_seed(5)
+    z_true = prior.mu[0] + torch.randn(prior.mu.shape[1], generator=gen, dtype=torch.float64)
+    target = field(z_true[None])[0]
+    far = prior.mu[0] - 3 * (z_true - prior.mu[0])
+    start_err = float((field(prior.mu) - target).pow(2).mean())
+    z, err = fit_displacement(field, target, torch.stack([far, prior.mu[0]]), steps=40)
+    assert float((field(z[None])[0] - target).pow(2).mean()) < 1e-4 * start_err
+    assert err == pytest.approx(float((field(z[None])[0] - target).pow(2).mean())
+                                / model.cfg.delta_scale ** 2, rel=1e-9)
