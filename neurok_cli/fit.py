@@ -4,9 +4,14 @@ observed (a mesh with the rest's topology, a mesh of another topology or a point
 sequence: animated glTF or frame folder) + rest -> the rest's canonical frame -> per shape:
 
 - same topology: rigid alignment (Kabsch), the posterior encoder's guess from the vertex
-  displacements, then Adam on z against the displacements at the driving points;
-- otherwise: Adam on z, a rotation and a translation against the Chamfer distance, from
-  the prior mean and from the encoder's guess on nearest-point displacements;
+  displacements (or, in a sequence, the previous frame's z where that is closer), then z
+  fitted to the displacements at the driving points, and z, a rotation and a translation
+  to the Chamfer distance from there (the better of the two is kept);
+- otherwise: the rest shape's rigid pose, then z, a rotation and a translation fitted to
+  the Chamfer distance, from the prior mean in that pose and from the encoder's guess on
+  nearest-point displacements;
+
+(Levenberg-Marquardt, model/inverse.py) on one torch thread (see _one_thread);
 
 then the fitted error (Chamfer-L1 over surface samples, unit: the observed bounding-box
 diagonal) and, for a sequence, the initial conditions (z, ż, velocity, spin) of its first and
@@ -17,7 +22,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,21 +38,22 @@ from .io.asset import Asset
 from .io.atomic import atomic_path
 from .io.mesh import GLTF_SUFFIXES, CanonicalFrame, canonical_frame, load_mesh
 from .model import NeurokModel, farthest_point_sample
-from .model.inverse import fit_surface
+from .model.inverse import QueryField, fit_displacement, fit_surface
 from .motion import LatentStart, encode_object
 
 if TYPE_CHECKING:
     from .animate import Continuation
 
-DECODE_CHUNK = 4096  # query points per decoder call
 FIT_SURFACE = 1024  # rest-surface samples decoded per step of the Chamfer fit
+TURN = np.radians(30.0)  # rigid fits of a rest shape to points also start turned by +-this
 
 
 @dataclass
 class FitConfig:
     observed: Path
     rest: Path | None = None  # None: the first frame of a sequence
-    steps: int = 150  # Adam steps per fit
+    steps: int = 60  # Levenberg-Marquardt trial steps per stage of a fit, at most (each one
+    # decode, and a decoder Jacobian now and then); fewer once a step gains too little
     points: int = 2048  # observed points in the Chamfer fit
     samples: int = 10_000  # samples each way for the reported Chamfer-L1
     fps: float | None = None  # frame rate of a frame folder (default: its frames.json's,
@@ -144,7 +151,10 @@ def _first_of_welded(index: np.ndarray, count: int) -> np.ndarray:
 
 
 class _Fitter:
-    """One rest shape, its prior and samples; fits observed shapes in its canonical frame."""
+    """One rest shape, its prior and samples; fits observed shapes in its canonical frame.
+    The decoder's F(mu) at each fixed set of points (driving points, fitting samples, the
+    reported error's samples, the vertices) is evaluated once, when first needed, and kept
+    for every shape of a sequence."""
 
     def __init__(self, model: NeurokModel, vc: np.ndarray, faces: np.ndarray, cfg: FitConfig):
         self.model, self.vc, self.faces, self.cfg = model, vc, faces, cfg
@@ -157,20 +167,30 @@ class _Fitter:
         rng = np.random.default_rng([cfg.seed, 3])
         self.dense, dfidx, dbary = sample_surface(vc, faces, cfg.samples, rng)
         self.dense_at = (dfidx, dbary)
+        self._fields: dict[str, QueryField] = {}
+        self.previous: torch.Tensor | None = None  # (k,) the last shape's z: a sequence's
+        # next frame starts from it too
 
     def t(self, a: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a), dtype=self.dtype, device=self.dev)[None]
 
-    def decode(self, z: np.ndarray, points: np.ndarray) -> np.ndarray:
-        """Displacement (n, 3) canonical at points (n, 3) for one z (k,)."""
-        with torch.no_grad():
-            out = [self.model.decode(self.t(z), self.prior, chunk) for chunk in
-                   self.t(points).split(DECODE_CHUNK, dim=1)]
-        return torch.cat(out, dim=1)[0].to(torch.float64).cpu().numpy()
+    def field(self, name: str) -> QueryField:
+        """The decoder at "drive" (driving points), "surface" (fitting samples), "dense"
+        (the reported error's samples) or "verts" (the welded vertices)."""
+        if name not in self._fields:
+            at = {"drive": lambda: self.vc[self.drive], "verts": lambda: self.vc,
+                  "surface": lambda: self.dense[:FIT_SURFACE], "dense": lambda: self.dense}
+            self._fields[name] = QueryField(self.model, self.prior, self.t(at[name]())[0])
+        return self._fields[name]
 
-    def posed(self, z: np.ndarray, R: np.ndarray, tr: np.ndarray, at: np.ndarray
-              ) -> np.ndarray:
-        return (at + self.decode(z, at)) @ R.T + tr
+    def posed(self, fits: list[tuple[np.ndarray, np.ndarray, np.ndarray]], at: str
+              ) -> list[np.ndarray]:
+        """R (p + decode(z, p)) + t at the points ``at`` names for each (z, R, t), the
+        latents decoded as one batch."""
+        field = self.field(at)
+        p = field.query.to(torch.float64).cpu().numpy()
+        d = field(self.t(np.stack([z for z, _, _ in fits]))[0]).to(torch.float64).cpu().numpy()
+        return [(p + di) @ R.T + tr for di, (_, R, tr) in zip(d, fits)]
 
     def guess(self, delta_pts: np.ndarray) -> torch.Tensor:
         """The posterior encoder's z (1, k) for displacements at the prior's samples."""
@@ -179,57 +199,87 @@ class _Fitter:
                                                 self.t(delta_pts), self.prior)
         return mu
 
-    def refine(self, starts: torch.Tensor, goal: np.ndarray, *, latent: bool = True
+    def refine(self, starts: torch.Tensor, goal: np.ndarray, *, latent: bool = True,
+               aligned: bool = False, poses: list[tuple[np.ndarray, np.ndarray]] | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Chamfer fit of z, R, t from starts (S, k) to goal (G, 3) points (its bounding box
-        centred first): z (k,), R (3, 3), t (3,) with goal ≈ R (rest + decode(z)) + t."""
+        centred first), each start from its pose (R, t) in ``poses`` (default: identity):
+        z (k,), R (3, 3), t (3,) with goal ≈ R (rest + decode(z)) + t."""
         centre = (goal.min(axis=0) + goal.max(axis=0)) / 2.0
         cloud = goal - centre
         if len(cloud) > self.cfg.points:
             rng = np.random.default_rng([self.cfg.seed, 5])
             cloud = cloud[rng.choice(len(cloud), self.cfg.points, replace=False)]
-        fit = fit_surface(self.model, self.prior, self.t(self.dense[:FIT_SURFACE])[0],
-                          self.t(cloud)[0], starts, steps=self.cfg.steps, latent=latent)
+        surface = self.field("surface")
+        at = None if poses is None else (self.t(np.stack([R for R, _ in poses]))[0],
+                                         self.t(np.stack([t for _, t in poses]) - centre)[0])
+        fit = fit_surface(self.model, self.prior, surface.query, self.t(cloud)[0], starts,
+                          steps=self.cfg.steps, latent=latent, pose_first=not aligned,
+                          poses=at, field=surface)
         f64 = lambda x: x.to(torch.float64).cpu().numpy()  # noqa: E731
         return f64(fit.z), f64(fit.rotation), f64(fit.translation) + centre
 
     def same_topology(self, target: np.ndarray) -> ShapeFit:
         """target (N, 3) canonical vertices of the welded rest's topology: rigid alignment,
-        the encoder's guess, a fit to the displacements, then the Chamfer refinement."""
+        the encoder's guess (or the previous shape's z, if closer), a fit to the
+        displacements at the driving points, then the Chamfer refinement."""
         rot, shift = kabsch(target, self.vc)  # aligned = rot @ target + shift
         aligned = target @ rot.T + shift
         delta = aligned - self.vc
         d_pts = barycentric_points(delta, self.faces, self.fidx, self.bary)
-        t = self.t
-        z = self.model.fit_latent(self.prior, t(self.vc[self.drive]), t(delta[self.drive]),
-                                  steps=self.cfg.steps, points=t(self.pts), normals=t(self.nrm),
-                                  delta=t(d_pts))
+        starts = self.guess(d_pts)
+        if self.previous is not None:
+            starts = torch.cat([starts, self.previous[None]])
+        z, _ = fit_displacement(self.field("drive"), self.t(delta[self.drive])[0], starts,
+                                steps=self.cfg.steps, prior_weight=self.model.cfg.kl_weight)
         goal = barycentric_points(aligned, self.faces, *self.dense_at)
-        zc = z[0].to(torch.float64).cpu().numpy()
+        zc = z.to(torch.float64).cpu().numpy()
         # the refinement, unless the correspondence fit already matches the surface better
-        candidates = [(zc, np.eye(3), np.zeros(3)), self.refine(z, goal)]
-        errors = [chamfer_l1(self.posed(*c, self.dense), goal) for c in candidates]
+        candidates = [(zc, np.eye(3), np.zeros(3)),
+                      self.refine(z[None], goal, aligned=True)]
+        errors = [chamfer_l1(x, goal) for x in self.posed(candidates, "dense")]
         best = int(np.argmin(errors))
         zs, R, tr = candidates[best]
-        verts = self.posed(zs, R, tr, self.vc)
+        self.previous = torch.as_tensor(zs, dtype=self.dtype, device=self.dev)
+        verts = self.posed([candidates[best]], "verts")[0]
         # back from the aligned frame: target = rot^T (aligned - shift)
         return ShapeFit(z=zs, rotation=rot.T @ R, translation=rot.T @ (tr - shift),
                         chamfer=errors[best], rest_chamfer=chamfer_l1(self.dense, goal),
                         vertex_error=mean_vertex_error(verts, aligned, bbox_diagonal(aligned)))
 
+    def rest_pose(self, goal: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rigid fit of the rest shape to goal (G, 3) points, from the goal as it is and
+        turned by +-TURN about the up axis: the pose of a rest shape that differs from the
+        goal has shallow minima a turn away (a 1-sigma blob turned 17 degrees: found at 7
+        from the goal as it is), and a scan is most often turned about the up axis."""
+        best, least = None, np.inf
+        for angle in (0.0, TURN, -TURN):
+            c, s = np.cos(angle), np.sin(angle)
+            turn = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])  # about +Y
+            z, R, tr = self.refine(self.prior.mu, goal @ turn, latent=False)
+            fit = (z, turn @ R, turn @ tr)  # goal @ turn ~ R p + tr
+            error = chamfer_l1(self.dense @ fit[1].T + fit[2], goal)
+            if error < least:
+                best, least = fit, error
+        return best
+
     def points(self, goal: np.ndarray) -> ShapeFit:
-        """goal (G, 3) canonical points of the deformed surface: the Chamfer fit from the
-        prior mean and from the encoder's guess on nearest-point displacements."""
+        """goal (G, 3) canonical points of the deformed surface: the rest shape's pose first
+        (the rest-pose baseline), then the Chamfer fit from the prior mean in that pose and
+        from the encoder's guess on nearest-point displacements in the goal's own frame
+        (the first takes a turned scan as a rotation, the second wins where the rest's pose
+        says little, as for folded cloth)."""
         from scipy.spatial import cKDTree
 
+        rest = self.rest_pose(goal)
+        _, R0, t0 = rest
         centre = (goal.min(axis=0) + goal.max(axis=0)) / 2.0
         _, near = cKDTree(goal - centre).query(self.pts)
         starts = torch.cat([self.prior.mu, self.guess(goal[near] - centre - self.pts)])
-        z, R, tr = self.refine(starts, goal)
-        zr, Rr, trr = self.refine(self.prior.mu, goal, latent=False)  # the rest-pose baseline
-        return ShapeFit(z=z, rotation=R, translation=tr,
-                        chamfer=chamfer_l1(self.posed(z, R, tr, self.dense), goal),
-                        rest_chamfer=chamfer_l1(self.posed(zr, Rr, trr, self.dense), goal),
+        fitted = self.refine(starts, goal, poses=[(R0, t0), (np.eye(3), centre)])
+        shape, rest_shape = self.posed([fitted, rest], "dense")
+        return ShapeFit(z=fitted[0], rotation=fitted[1], translation=fitted[2],
+                        chamfer=chamfer_l1(shape, goal), rest_chamfer=chamfer_l1(rest_shape, goal),
                         vertex_error=None)
 
 
@@ -263,6 +313,45 @@ def _initial_state(fits: list[ShapeFit], times: np.ndarray, at: int, com: np.nda
             "translation": f[0].translation}
 
 
+@contextmanager
+def _one_thread(device: torch.device) -> Iterator[None]:
+    """Torch on one thread while fitting on CPU: each decoder call holds ~1k points x 128
+    channels, too little for intra-op threads to gain, and their hand-offs cost far more once
+    another process shares the cores (a 1,024-point decode and backward on a busy 2-core
+    machine: 28 ms on one thread, 160 ms on two)."""
+    threads = torch.get_num_threads()
+    if device.type == "cpu":
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _fit_shapes(fitter: _Fitter, obs: Observation, frame: CanonicalFrame,
+                welded_index: np.ndarray | None,
+                progress: Callable[[int, int], None] | None) -> list[ShapeFit]:
+    """Each observed shape in turn: by correspondence when ``welded_index`` (file vertex ->
+    welded vertex of the rest) is given, else by Chamfer against its surface samples."""
+    fits = []
+    if welded_index is not None:
+        pick = _first_of_welded(welded_index, len(fitter.vc))
+    for i, shape in enumerate(obs.frames):
+        target = frame.to_canonical(shape)
+        if welded_index is not None:
+            fits.append(fitter.same_topology(target[pick]))
+        else:
+            if obs.faces is None:
+                goal = target
+            else:
+                rng = np.random.default_rng([fitter.cfg.seed, 17, i])
+                goal, _, _ = sample_surface(target, obs.faces, fitter.cfg.samples, rng)
+            fits.append(fitter.points(goal))
+        if progress:
+            progress(i + 1, len(obs.frames))
+    return fits
+
+
 def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -> FitResult:
     """Fit the latent state of every observed shape; see the module docstring."""
     from .animate import resolve_weights
@@ -288,23 +377,10 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
     frame = canonical_frame(rest)
     welded = rest.welded()
     vc = frame.to_canonical(welded.vertices)
-    fitter = _Fitter(model, vc, welded.faces, cfg)
-    same = obs.faces is not None and obs.frames.shape[1] == len(rest.vertices)
-    fits = []
-    pick = _first_of_welded(welded.index, len(welded.vertices))
-    for i, shape in enumerate(obs.frames):
-        target = frame.to_canonical(shape)
-        if same:
-            fits.append(fitter.same_topology(target[pick]))
-        else:
-            if obs.faces is None:
-                goal = target
-            else:
-                rng = np.random.default_rng([cfg.seed, 17, i])
-                goal, _, _ = sample_surface(target, obs.faces, cfg.samples, rng)
-            fits.append(fitter.points(goal))
-        if progress:
-            progress(i + 1, len(obs.frames))
+    with _one_thread(device):
+        fitter = _Fitter(model.eval(), vc, welded.faces, cfg)
+        same = obs.faces is not None and obs.frames.shape[1] == len(rest.vertices)
+        fits = _fit_shapes(fitter, obs, frame, welded.index if same else None, progress)
     result = FitResult(observation=obs, rest=rest, frame=frame,
                        mode="correspondence" if same else "chamfer", fits=fits,
                        weights=str(bundle), device=str(device), seconds=0.0)

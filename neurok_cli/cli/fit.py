@@ -14,7 +14,7 @@ from ._common import guarded, print_json, print_rows, progress_bar, warn
 from ._options import Opt
 
 FIT, THEN = "Fit", "Then animate (a sequence only)"
-FIT_STEPS = 150  # FitConfig.steps, the library's default (a test holds them equal)
+FIT_STEPS = 60  # FitConfig.steps, the library's default (a test holds them equal)
 
 
 @guarded
