@@ -7,13 +7,15 @@ same stratified pairs as ``neurok eval``) it writes the rest and the deformed fr
 2,048 points of the deformed surface as XYZ, and fits both: the same-topology mesh and the
 point cloud. Chamfer-L1 (unit: the observed bounding-box diagonal) per category, next to the
 rest pose; for the cloud also the floor that 2,048 points leave (the Chamfer-L1 between the
-true surface and the cloud itself). Prints a table, writes JSON.
+true surface and the cloud itself); seconds per fit (mean, and the slowest). Prints a table
+and the load average, writes JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -76,6 +78,7 @@ def summary(rows: list[dict]) -> dict:
                   **{f"{k}_{m}": float(np.mean([r[k][m] for r in sel]))
                      for k in ("mesh", "cloud") for m in ("chamfer", "rest_chamfer",
                                                            "seconds")},
+                  "max_seconds": max(r[k]["seconds"] for r in sel for k in ("mesh", "cloud")),
                   "mesh_vertex_error": float(np.mean([r["mesh"]["vertex_error"] for r in sel])),
                   "cloud_floor": float(np.mean([r["cloud_floor"] for r in sel]))}
     return out
@@ -93,15 +96,18 @@ def main() -> None:
     rows = run(args.data, args.split, args.pairs, args.weights, args.seed)
     table = summary(rows)
     head = (f"{'category':9} {'pairs':>5} {'mesh':>8} {'rest':>8} {'vert err':>8} "
-            f"{'cloud':>8} {'rest':>8} {'floor':>8} {'s/fit':>6}")
+            f"{'cloud':>8} {'rest':>8} {'floor':>8} {'s/fit':>6} {'max s':>6}")
     print(head)
     for c, s in table.items():
         print(f"{c:9} {s['pairs']:5d} {s['mesh_chamfer']:8.4f} {s['mesh_rest_chamfer']:8.4f} "
               f"{s['mesh_vertex_error']:8.4f} {s['cloud_chamfer']:8.4f} "
               f"{s['cloud_rest_chamfer']:8.4f} {s['cloud_floor']:8.4f} "
-              f"{(s['mesh_seconds'] + s['cloud_seconds']) / 2:6.1f}")
+              f"{(s['mesh_seconds'] + s['cloud_seconds']) / 2:6.1f} {s['max_seconds']:6.1f}")
+    load = os.getloadavg()  # the timings mean little without it on a shared machine
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     args.json.write_text(json.dumps({"split": args.split, "weights": args.weights,
-                                     "summary": table, "pairs": rows}, indent=1) + "\n")
+                                     "load_average": load, "summary": table, "pairs": rows},
+                                    indent=1) + "\n")
 
 
 if __name__ == "__main__":
