@@ -105,29 +105,36 @@ def first_of_ours(doc: GltfDocument) -> int | None:
     An animated glTF input keeps its own animations ahead of ours; after ``neurok animate``
     the motion to look at is ours."""
     for i, anim in enumerate(doc.json.get("animations", [])):
-        name = str(anim.get("name", ""))
-        if name == "neurok" or name.startswith("neurok_"):
+        if is_ours(anim):
             return i
     return None
 
 
-def animations_together(doc: GltfDocument, first: int | None = None
-                        ) -> tuple[list[int], list[int]]:
+def is_ours(anim: dict) -> bool:
+    """Whether ``neurok`` wrote this animation (named "neurok" or "neurok_...")."""
+    name = str(anim.get("name", ""))
+    return name == "neurok" or name.startswith("neurok_")
+
+
+def animations_together(doc: GltfDocument, first: int | None = None, *,
+                        theirs: bool = False) -> tuple[list[int], list[int]]:
     """The animations to play at once: ``first`` (default the file's first), then each other
     one, in file order, that drives none of the channels (node and property) of those
     already chosen; and the ones left out, which are alternatives to the chosen (the motions
     of ``neurok animate --samples``, say). A milk truck's wheel animation and a deformation
-    added to it play together."""
+    added to it play together. ``theirs``: among the file's own animations only, leaving out
+    those ``neurok`` wrote (see :func:`is_ours`)."""
     anims = doc.json.get("animations", [])
-    if not anims:
+    skip = {i for i, a in enumerate(anims) if theirs and is_ours(a)}
+    if len(skip) == len(anims):
         return [], []
 
     def driven(i: int) -> set[tuple]:
         return {(ch.get("target", {}).get("node"), ch.get("target", {}).get("path"))
                 for ch in anims[i].get("channels", [])}
 
-    start = first or 0
-    order = [start] + [i for i in range(len(anims)) if i != start]
+    start = first if first is not None else min(set(range(len(anims))) - skip)
+    order = [start] + [i for i in range(len(anims)) if i != start and i not in skip]
     chosen, left, busy = [], [], set()
     for i in order:
         mine = driven(i)

@@ -28,7 +28,7 @@ from scipy.spatial import cKDTree
 from scipy.spatial.transform import Rotation
 
 from .asset import Asset
-from .gltf_anim import Sampler, animations_together
+from .gltf_anim import Sampler, animations_together, is_ours
 from .gltf_doc import TYPE_SIZES, GltfDocument
 from .gltf_scene import scene_roots, world_matrices
 
@@ -50,8 +50,9 @@ class Rider:
 
 
 def animated_nodes(doc: GltfDocument) -> set[int]:
-    """Nodes whose translation, rotation or scale any animation of the file drives."""
-    return {ch["target"]["node"] for a in doc.json.get("animations", [])
+    """Nodes whose translation, rotation or scale any of the file's own animations drives
+    (not one ``neurok`` wrote into it: see gltf_anim.is_ours)."""
+    return {ch["target"]["node"] for a in doc.json.get("animations", []) if not is_ours(a)
             for ch in a.get("channels", [])
             if ch.get("target", {}).get("path") in NODE_PATHS and "node" in ch["target"]}
 
@@ -167,9 +168,11 @@ def insert_rider_nodes(doc: GltfDocument, riders: list[Rider], names: list[str])
 def file_weight_tracks(src: GltfDocument, nodes: set[int]
                        ) -> dict[int, Callable[[np.ndarray], np.ndarray]]:
     """The file's own ``weights`` tracks of the ``nodes`` we deform, from the animations that
-    play together: node -> f(times (T,)) -> (T, its targets), looped like a viewer loops."""
+    play together: node -> f(times (T,)) -> (T, its targets), looped like a viewer loops.
+    A motion ``neurok`` wrote earlier (an output animated again, or the sequence that
+    ``fit --then-animate`` continues) is a result, not part of the asset: it is not added."""
     out = {}
-    chosen, _ = animations_together(src)
+    chosen, _ = animations_together(src, theirs=True)
     for ai in chosen:
         anim = src.json["animations"][ai]
         period = _duration(src, anim)
@@ -227,7 +230,7 @@ def compose(doc: GltfDocument, src: GltfDocument, ours: list[dict], lengths: lis
         deformed: nodes whose morph weights ours drive (the file's weight tracks of those
             nodes are already folded into ours: see file_weight_tracks).
     """
-    chosen, _ = animations_together(src)
+    chosen, _ = animations_together(src, theirs=True)
     n_file = len(src.json.get("animations", []))
     cache: dict = {}
     for anim, t, per_rider in zip(ours, lengths, tracks):

@@ -168,3 +168,28 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, needle):
     result = animate(*args)
     assert_one_error_line(result, needle)
     assert not list(tmp_path.glob("*"))
+
+
+def test_animating_an_output_again_does_not_replay_the_earlier_motion(tmp_path):
+    """An animated file of ours as input: its motion is an earlier result, kept after the new
+    one as it was, but not added into it (its weights are not folded into ours). Held still
+    (no gravity, no ground), the new first animation stays at the rest."""
+    from tests.conftest import ROOT
+
+    first = tmp_path / "drop.glb"
+    made = runner.invoke(app, ["animate", str(ROOT / "examples" / "blob.obj"), "-o", str(first),
+                               "--seconds", "0.5"])
+    assert made.exit_code == 0, made.output
+    again = tmp_path / "still.glb"
+    made = runner.invoke(app, ["animate", str(first), "-o", str(again), "--seconds", "0.5",
+                               "--preset", "free", "--no-ground", "--gravity", "0,0,0"])
+    assert made.exit_code == 0, made.output
+    assert_valid_gltf(again)
+    dropped = read_animated(first).frames
+    size = float(np.ptp(dropped[0], axis=0).max())
+    assert float(np.abs(dropped[-1] - dropped[0]).max()) > 0.1 * size  # it did fall
+    still = read_animated(again, animations=[0]).frames
+    assert float(np.abs(still - still[0]).max()) < 1e-4 * size
+    assert float(np.abs(still[0] - dropped[0]).max()) < 1e-4 * size
+    names = [a.get("name") for a in load_document(again).json["animations"]]
+    assert names[0] != names[1] and len(names) == 2  # the earlier motion is kept, second
