@@ -86,6 +86,7 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
             animation_names,
             animations_together,
             first_of_ours,
+            is_ours,
             key_times,
             sample_positions,
         )
@@ -95,6 +96,9 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
         first = first_of_ours(doc) if cfg.animation is None else \
             animation_index(doc, cfg.animation)
         which, left = animations_together(doc, first)
+        anims = doc.json.get("animations", [])
+        if first is not None and is_ours(anims[first]):  # ours carries the file's channels
+            left = [i for i in left if is_ours(anims[i])]  # (gltf_parts): only rivals count
         if left and cfg.animation is None:
             warnings.append(f"{path.name}: showing {animation_names(doc, which)}; "
                             f"{animation_names(doc, left)} drive the same parts instead "

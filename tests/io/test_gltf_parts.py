@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
+from typer.testing import CliRunner
 
+from neurok_cli.cli import app
 from neurok_cli.io.gltf import write_animated
 from neurok_cli.io.gltf_anim import Sampler, first_of_ours
 from neurok_cli.io.gltf_doc import load_document
@@ -164,3 +166,23 @@ def test_the_animated_milk_truck_keeps_its_wheels(tmp_path):
     assert first_of_ours(doc) == 0
     assert any(c["target"]["path"] == "weights" for c in doc.json["animations"][0]["channels"])
     assert_valid_gltf(out)
+
+
+def test_preview_of_our_truck_names_no_rival_animation(tmp_path):
+    """Our first animation already plays the file's wheel spin: preview shows it without a
+    warning that the file's own animation was left out; rival motions of ours still warn."""
+    from neurok_cli.preview import PreviewConfig, _load_motion
+    from tests.conftest import asset_path
+
+    truck = asset_path("truck")
+    out = tmp_path / "truck.glb"
+    made = CliRunner().invoke(app, ["animate", str(truck), "-o", str(out), "--seconds", "0.3"])
+    assert made.exit_code == 0, made.output
+    *_, warnings = _load_motion(PreviewConfig(input=out, output=tmp_path / "t.png"))
+    assert not any("drive the same parts" in w for w in warnings), warnings
+    two = tmp_path / "two.glb"
+    made = CliRunner().invoke(app, ["animate", str(truck), "-o", str(two), "--seconds", "0.3",
+                                    "--samples", "2"])
+    assert made.exit_code == 0, made.output
+    *_, warnings = _load_motion(PreviewConfig(input=two, output=tmp_path / "t.png"))
+    assert any("drive the same parts" in w for w in warnings), warnings
