@@ -58,6 +58,10 @@ STABILITY = 1.5  # RK4 step x fastest contact/pin/damping rate (stable below ~2.
 SLEEP_ENERGY = 1e-8  # a body at rest: kinetic energy below this x m g (half size) ...
 SLEEP_TIME = 0.5  # ... at every frame for this long (s); see _rollout
 MAX_STEPS = 100_000  # integration steps of one rollout: more is an error, never a hang
+# what the compiled steps (model/kernel.py) read of the above
+KERNEL_CONSTANTS = dict(ACCURACY=ACCURACY, STABILITY=STABILITY, MIN_STEP=MIN_STEP,
+                        MAX_STRIDE=MAX_STRIDE, BURST=BURST, MAX_STEPS=MAX_STEPS,
+                        GUST_HZ=GUST_HZ)
 
 
 @dataclass
@@ -550,9 +554,7 @@ class LatentDynamics(nn.Module):
         out["pin"] = self._pins_at(fr, energy=True)[2] if self._pins else zero
         *_, diss, work = self.split(y)
         out["dissipated"], out["work"] = diss[:, 0], work[:, 0]
-        out["total"] = (out["kinetic"] + out["gravity"] + out["elastic"] + out["contact"]
-                        + out["pin"] + out["dissipated"] - out["work"])
-        return out
+        return with_total(out)
 
     def rebase(self, y: Tensor) -> Tensor:
         """Fold the rotation θ into R_ref and zero it (ω is in the body frame: unchanged)."""
@@ -780,6 +782,15 @@ def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Even
                    energy={k: v.clone() for k, v in out.energy.items()}, steps=out.steps)
 
 
+def with_total(energies: dict[str, Tensor]) -> dict[str, Tensor]:
+    """``energies`` with ``total`` = kinetic + potentials + dissipated − work added (constant
+    along an exact motion)."""
+    e = energies
+    e["total"] = (e["kinetic"] + e["gravity"] + e["elastic"] + e["contact"] + e["pin"]
+                  + e["dissipated"] - e["work"])
+    return e
+
+
 class _Integrator(NamedTuple):
     """How a rollout moves between frames: ``advance(y, t, stop, steps)`` integrates y from
     t to stop in bursts of at most BURST steps, the step re-sized before each (rk4:
@@ -799,8 +810,7 @@ def _integrator(dyn: LatentDynamics, step: float, end: float, method: str, compi
                            dyn.energy)
     from . import kernel
 
-    P = kernel.params(dyn, dict(ACCURACY=ACCURACY, STABILITY=STABILITY, MIN_STEP=MIN_STEP,
-                                MAX_STRIDE=MAX_STRIDE, BURST=BURST, MAX_STEPS=MAX_STEPS))
+    P = kernel.params(dyn, KERNEL_CONSTANTS)
 
     def advance(y: Tensor, t: float, stop: float, steps: int) -> tuple[Tensor, float, int]:
         out, t, steps, h, status = kernel.advance(P, _array(dyn.R_ref), _array(y), t, stop,
@@ -813,10 +823,7 @@ def _integrator(dyn: LatentDynamics, step: float, end: float, method: str, compi
 
     def energy(y: Tensor, t: float) -> dict[str, Tensor]:
         values = torch.from_numpy(kernel.energy(P, _array(dyn.R_ref), _array(y)))
-        out = dict(zip(kernel.ENERGIES, values.T))
-        out["total"] = (out["kinetic"] + out["gravity"] + out["elastic"] + out["contact"]
-                        + out["pin"] + out["dissipated"] - out["work"])
-        return out
+        return with_total(dict(zip(kernel.ENERGIES, values.T)))
     return _Integrator(advance, energy)
 
 

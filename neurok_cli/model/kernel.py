@@ -30,8 +30,6 @@ if "NUMBA_CACHE_DIR" not in os.environ and not os.access(Path(__file__).parent, 
 
 from numba import njit  # noqa: E402
 
-GUST_HZ = 0.7  # as dynamics.GUST_HZ (the engine's gust frequency)
-
 # what advance() reports back
 OK, TOO_MANY_STEPS, NOT_FINITE = 0, 1, 2
 
@@ -72,15 +70,15 @@ class Params(NamedTuple):
 SCALARS = ("bulk", "rest_volume", "q_radius", "ground", "friction", "contact_rate",
            "contact_damping", "contact_mass", "air", "closed", "air_drag", "gust", "joint",
            "pin_rate", "pin_damping", "size", "accuracy", "stability", "min_step",
-           "max_stride", "burst", "max_steps")
+           "max_stride", "burst", "max_steps", "gust_hz")
 (BULK, REST_VOLUME, Q_RADIUS, GROUND, FRICTION, CONTACT_RATE, CONTACT_DAMPING, CONTACT_MASS,
  AIR, CLOSED, AIR_DRAG, GUST, JOINT, PIN_RATE, PIN_DAMPING, SIZE, ACCURACY, STABILITY,
- MIN_STEP, MAX_STRIDE, BURST, MAX_STEPS) = range(len(SCALARS))
+ MIN_STEP, MAX_STRIDE, BURST, MAX_STEPS, GUST_HZ) = range(len(SCALARS))
 
 
 def params(dyn, constants: dict) -> Params:
     """The kernel's view of a LatentDynamics ``dyn``; ``constants``: its step-control
-    constants (ACCURACY, STABILITY, MIN_STEP, MAX_STRIDE, BURST, MAX_STEPS)."""
+    constants (dynamics.KERNEL_CONSTANTS: the step control's and the gusts' frequency)."""
     a = lambda t: np.ascontiguousarray(t.detach().cpu().numpy(), dtype=np.float64)  # noqa: E731
     i64 = lambda t: np.ascontiguousarray(t.cpu().numpy(), dtype=np.int64)  # noqa: E731
     body, env, sp = dyn.body, dyn.env, dyn.springs
@@ -305,7 +303,7 @@ def _external(P, t, R, x, xdot):
     kc = P.sc[CONTACT_RATE] ** 2
     cc = 2.0 * P.sc[CONTACT_DAMPING] * P.sc[CONTACT_RATE]
     mc = P.sc[CONTACT_MASS]
-    gust = 1.0 + P.sc[GUST] * math.sin(2.0 * math.pi * GUST_HZ * t)
+    gust = 1.0 + P.sc[GUST] * math.sin(2.0 * math.pi * P.sc[GUST_HZ] * t)
     for i in range(Q):
         for c in range(3):
             force[i, c] = P.mass[i] * P.gravity[c]

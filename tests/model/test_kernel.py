@@ -12,12 +12,8 @@ from scipy.spatial import ConvexHull
 
 from neurok_cli.model import kernel
 from neurok_cli.model.dynamics import (
-    ACCURACY,
     BURST,
-    MAX_STEPS,
-    MAX_STRIDE,
-    MIN_STEP,
-    STABILITY,
+    KERNEL_CONSTANTS,
     Environment,
     Event,
     LatentDynamics,
@@ -29,8 +25,7 @@ from .test_centreline import cantilever, rod_points, sag_shape
 from .test_dynamics import cube_body, plate_body
 
 F64 = torch.float64
-CONSTANTS = dict(ACCURACY=ACCURACY, STABILITY=STABILITY, MIN_STEP=MIN_STEP,
-                 MAX_STRIDE=MAX_STRIDE, BURST=BURST, MAX_STEPS=MAX_STEPS)
+CONSTANTS = KERNEL_CONSTANTS
 
 
 def with_volume(body, bulk: float = 2e4):
