@@ -249,6 +249,26 @@ def summarize(cfg: GenerateConfig, jobs: list[Job]) -> Header:
         extra={"test_families": TEST_FAMILIES, "frames": int(cfg.seconds * cfg.fps) + 1})
 
 
+
+STOP_WAIT = 10.0  # s a pool's workers get to end on SIGTERM before they are killed
+
+
+def _terminate(pool) -> None:
+    """``pool.terminate()``, which sends its workers SIGTERM (they clean up as the command
+    does: cli/_common.py) and joins them, with any worker still alive after STOP_WAIT
+    killed: one blocked on the task queue's lock, which a worker ended mid-read still
+    held, never returned, and the join waited for ever."""
+    import threading
+
+    workers = mp.active_children()
+    timer = threading.Timer(STOP_WAIT, lambda: [w.kill() for w in workers if w.is_alive()])
+    timer.daemon = True
+    timer.start()
+    try:
+        pool.terminate()
+    finally:
+        timer.cancel()
+
 def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] | None = None
              ) -> Header:
     """Make this shard's missing sequences (in parallel), then write ``dataset.json``."""
@@ -284,7 +304,7 @@ def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] 
                     progress(k, len(todo), dict(tally))
         finally:
             if pool:
-                pool.terminate()
+                _terminate(pool)
     header = summarize(cfg, jobs)
     write_header(cfg.out, header)
     return header
