@@ -246,7 +246,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
                          f"{cfg.strain_limit}")
     say = progress or (lambda _: None)
     device = resolve_device(cfg.device)
-    if _integrator_ready(cfg, device):  # numba's start-up, beside loading and encoding
+    compiled = _integrator_ready(cfg, device)
+    if compiled:  # numba's start-up, beside loading and encoding
         from .model import kernel
 
         kernel.warm_in_background()
@@ -293,7 +294,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
                         strain_limit=_strain_limit(cfg.strain_limit,
                                                    strain_limit(bundle_cfg, category)))
     t_load = time.perf_counter()
-    say("moving" if _integrator_ready(cfg, device) else
+    say("moving" if compiled else
         "moving (compiling the integrator, once: about half a minute)")
     try:
         motion = latent_motion(model, start, welded.faces, mcfg, progress=on_frame,
