@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from neurok_cli.errors import UsageError
-from neurok_cli.io.gltf import encode, write_animated
+from neurok_cli.io.encoding import encode
+from neurok_cli.io.gltf import write_animated
 from neurok_cli.io.gltf_anim import (
     animation_index,
     animation_names,

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from neurok_cli.io.gltf import encode
+from neurok_cli.io.encoding import encode
 
 
 def _brute(disp: np.ndarray, k: int) -> float:
