@@ -16,19 +16,12 @@ the kernel reads from a LatentDynamics into one named tuple of arrays and number
 from __future__ import annotations
 
 import math
-import os
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
-# compiled functions are cached on disk: beside the module where that is writable, else in
-# the user's cache folder (an installed package in a read-only place)
-if "NUMBA_CACHE_DIR" not in os.environ and not os.access(Path(__file__).parent, os.W_OK):
-    os.environ["NUMBA_CACHE_DIR"] = str(Path(os.environ.get(
-        "XDG_CACHE_HOME", Path.home() / ".cache")) / "neurok" / "numba")
-
-from numba import njit  # noqa: E402
+from . import rotation
+from ._jit import njit
 
 # what advance() reports back
 OK, TOO_MANY_STEPS, NOT_FINITE = 0, 1, 2
@@ -708,19 +701,20 @@ def energy(P, R_ref, y):
 
 
 def ready() -> bool:
-    """Whether the compiled steps are loaded or cached on disk for this source; if not, the
-    first rollout compiles them (about half a minute, once)."""
+    """Whether the compiled steps (and the skinning's rotations, model/rotation.py) are
+    loaded or cached on disk for this source; if not, the first rollout compiles them
+    (about half a minute, once)."""
     try:
         return all(bool(f.signatures) or bool(f._cache._cache_file._load_index())
-                   for f in (advance, energy))
+                   for f in (advance, energy, rotation._nearest))
     except Exception:  # numba's cache layout is not public: when unsure, say nothing
         return True
 
 
 def warm() -> None:
-    """Load (or, the first time, compile) the compiled steps, on a two-point body: what a
-    process pays once before its first rollout (numba's own start-up and the cache), done
-    early by :func:`warm_in_background`."""
+    """Load (or, the first time, compile) the compiled steps, on a two-point body, and the
+    skinning's rotations: what a process pays once before its first rollout (numba's own
+    start-up and the cache), done early by :func:`warm_in_background`."""
     f, i = np.float64, np.int64
     k = 1
     P = Params(rest=np.zeros((2, 3)), linear=np.zeros((2, 3, k)),
@@ -737,6 +731,7 @@ def warm() -> None:
     R, y = np.eye(3)[None].copy(), np.zeros((1, 2 * (6 + k) + 2))
     advance(P, R, y, 0.0, 0.0, 1e-3, 0)
     energy(P, R, y)
+    rotation.warm()
 
 
 def warm_in_background() -> None:

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from ..errors import UsageError
+from .rotation import nearest_rotation
 
 NEIGHBOURS = 16  # driving points each vertex blends
 FRAME_NEIGHBOURS = 10  # neighbours a driving point's local map is fitted to
@@ -74,10 +75,7 @@ def local_maps(rest: Tensor, moved: Tensor, neighbours: Tensor) -> Tensor:
     e = moved[:, neighbours] - moved[:, :, None]  # (B, Q, m, 3)
     C = e0.transpose(1, 2) @ e0  # (Q, 3, 3)
     H = e.transpose(2, 3) @ e0  # (B, Q, 3, 3)
-    U, _, Vh = torch.linalg.svd(H)
-    flip = torch.ones_like(H[..., 0])
-    flip[..., 2] = torch.sign(torch.det(U @ Vh))
-    R = (U * flip[..., None, :]) @ Vh
+    R = nearest_rotation(H)  # (B, Q, 3, 3)
     lam = PULL * C.diagonal(dim1=-2, dim2=-1).sum(-1)[:, None, None]  # (Q, 1, 1)
     eye = torch.eye(3, dtype=C.dtype, device=C.device)
     inv = torch.linalg.inv(C + lam * eye)  # (Q, 3, 3)
