@@ -39,9 +39,13 @@ class Decoder(nn.Module):
             nn.init.zeros_(layer.bias)
 
     def forward(self, z: Tensor, tokens: Tensor, query: Tensor) -> Tensor:
-        """z (B, k) or (B, Q, k) per point, tokens (B, L, D), query (B, Q, 3) -> (B, Q, 3)."""
+        """z (B, k) or (B, Q, k) per point, tokens (B, L, D), query (B, Q, 3) -> (B, Q, 3).
+
+        Tokens and query may have one batch row for all B latents (the frames of one
+        object): what does not depend on z (the queries' embedding, the tokens' keys and
+        values) is then computed once, not B times."""
         c = self.cond(z if z.dim() == 3 else z[:, None])  # (B, 1 or Q, C)
-        x = self.in_proj(self.embed(query))  # (B, Q, D)
+        x = self.in_proj(self.embed(query))  # (B or 1, Q, D)
         for block in self.blocks:
             x = block(x, tokens, c)
         return self.final(x, c)  # (B, Q, 3)

@@ -57,11 +57,13 @@ class Attention(nn.Module):
         self.proj = nn.Linear(width, width)
 
     def forward(self, x: Tensor, context: Tensor) -> Tensor:
-        """x (B, T, D), context (B, S, D) -> (B, T, D)."""
+        """x (B, T, D), context (B or 1, S, D) -> (B, T, D). A context of one batch row
+        serves every row of x: its keys and values are computed once."""
         B, T, D = x.shape
         h = self.heads
         q = self.q(x).view(B, T, h, D // h).transpose(1, 2)  # (B, h, T, D/h)
-        k, v = self.kv(context).view(B, -1, 2, h, D // h).permute(2, 0, 3, 1, 4)  # (B, h, S, D/h)
+        kv = self.kv(context).view(len(context), -1, 2, h, D // h).permute(2, 0, 3, 1, 4)
+        k, v = kv.expand(2, B, *kv.shape[2:])  # (B, h, S, D/h) each
         p = self.dropout if self.training else 0.0
         y = F.scaled_dot_product_attention(q, k, v, dropout_p=p)  # (B, h, T, D/h)
         return self.proj(y.transpose(1, 2).reshape(B, T, D))
@@ -155,7 +157,8 @@ class AdaLNCrossBlock(nn.Module):
         nn.init.zeros_(self.ada[1].bias)
 
     def forward(self, x: Tensor, tokens: Tensor, c: Tensor) -> Tensor:
-        """x (B, Q, D) queries, tokens (B, L, D), c (B, 1 or Q, C) condition -> (B, Q, D)."""
+        """x (B or 1, Q, D) queries, tokens (B or 1, L, D), c (B, 1 or Q, C) condition ->
+        (B, Q, D); queries and tokens of one batch row serve every condition."""
         shift1, scale1, gate1, shift2, scale2, gate2 = self.ada(c).chunk(6, dim=-1)  # (B, ., D)
         x = x + gate1 * self.attn(modulate(self.norm1(x), shift1, scale1), self.norm_ctx(tokens))
         return x + gate2 * self.mlp(modulate(self.norm2(x), shift2, scale2))

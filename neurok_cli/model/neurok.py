@@ -88,7 +88,8 @@ class NeurokModel(nn.Module):
     def field(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
         """The raw decoder F(z, M0) (canonical units), without the rest-shape offset.
 
-        z (B, k) or (B, Q, k) one latent per query point, query (B, Q, 3) -> (B, Q, 3).
+        z (B, k) or (B, Q, k) one latent per query point, query (B, Q, 3) -> (B, Q, 3);
+        a prior and query of one object (batch 1) serve all B latents.
         """
         return self.decoder(z, prior.tokens, query) * self.cfg.delta_scale
 
@@ -111,7 +112,8 @@ class NeurokModel(nn.Module):
 
     def decode_samples(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
         """``decode`` for n latents of one object, F(prior.mu) evaluated once rather than
-        beside every sample (half of the work when decoding the frames of a clip).
+        beside every sample (half of the work when decoding the frames of a clip), and the
+        query points' embedding and the tokens' keys and values once for all n.
 
         z (n, k), a prior of one object, query (1, Q, 3) -> delta_hat (n, Q, 3).
         """
@@ -119,9 +121,8 @@ class NeurokModel(nn.Module):
             raise UsageError(f"decode_samples: one object and z (n, k), got a prior of "
                              f"{prior.batch_size}, query {tuple(query.shape)}, z "
                              f"{tuple(z.shape)}")
-        n = z.shape[0]
         base = self.field(prior.mu.to(z.dtype), prior, query)  # (1, Q, 3)
-        delta = self.field(z, prior.repeat(n), query.expand(n, -1, -1)) - base
+        delta = self.field(z, prior, query) - base  # tokens and query shared by the n
         same = (z == prior.mu).all(dim=-1)[:, None, None]
         return torch.where(same, delta - delta.detach(), delta)
 
