@@ -50,6 +50,7 @@ from .model.dynamics import (
 from .model.reduced import Fit, ReducedShape, fit_quadratic, linear_modes
 from .model.skinning import Skin, point_neighbours, smooth_weights
 from .model.strain import driving_graph, limit_strain, mesh_edges
+from .model.threads import CpuWindow, torch_threads
 from .model.volume import VolumeTerm
 from .sim.conditions import Conditions, SimMaterial, select_region
 from .sim.engine import AIR_DENSITY, DRAG
@@ -175,20 +176,25 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     if not (cfg.seconds > 0 and cfg.fps > 0 and cfg.samples >= 1):
         raise UsageError("seconds, fps and samples must be positive")
     clock = {"start": time.perf_counter()}
+    window = CpuWindow()  # what other processes leave of the cores, up to the decoding
+    on_cpu = next(model.parameters()).device.type == "cpu"
     obj = _sample(np.asarray(vertices, np.float64), np.asarray(faces, np.int64), cfg,
                   model.cfg.n_query)
-    prior, sub = _encode(model, obj, cfg)
-    clock["encode"] = time.perf_counter()
-    _weigh(obj, cfg)
-    gen = torch.Generator().manual_seed(cfg.seed)  # the fit's samples, then the draws
-    fit, decode, edges, k_edge = _shape_map(model, prior, sub, obj, cfg, gen)
+    with torch_threads(1 if on_cpu else torch.get_num_threads()):  # ~1k points a call:
+        # threads gain little, and lose much where another process holds a core
+        prior, sub = _encode(model, obj, cfg)
+        clock["encode"] = time.perf_counter()
+        _weigh(obj, cfg)
+        gen = torch.Generator().manual_seed(cfg.seed)  # the fit's samples, then the draws
+        fit, decode, edges, k_edge = _shape_map(model, prior, sub, obj, cfg, gen)
     clock["fit"] = time.perf_counter()
     body, pins = _body(obj, fit, edges, k_edge, cfg)
     dyn = LatentDynamics(body, _environment(obj.size, cfg), samples=cfg.samples)
     roll = _integrate(dyn, obj, sub, model.cfg.latent_dim, cfg, gen, progress)
     clock["integrate"] = time.perf_counter()
-    frames, residual, sweeps = _decode_frames(roll, decode, fit.shape, obj, cfg.strain_limit,
-                                              decoded)
+    with torch_threads(window.spare_threads() if on_cpu else torch.get_num_threads()):
+        frames, residual, sweeps = _decode_frames(roll, decode, fit.shape, obj,
+                                                  cfg.strain_limit, decoded)
     sunk = 0.0
     if cfg.conditions.ground:  # the contact acts at the dynamics points; between them, a
         # vertex that the coarser sampling lets into the ground (up to ~3 % of the size,
