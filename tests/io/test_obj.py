@@ -18,6 +18,20 @@ FILES = {
     "v/vt, tabs": "v 0 0 0\nv 1 0 0\n\tv 0 1 0\nvt 0 0\nf  1/1\t2/1 3/1\n",
     "mixed corner formats": "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nvn 0 0 1\nf 1/1 2//1 3/1/1\n",
     "one-number uv": "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0.5\nf 1/1 2/1 3/1\n",
+    "whole text: v/vt/vn, quads, comments, groups, CRLF, no final newline": (
+        "# made by hand \u00e9\r\nmtllib  my lib.mtl \r\no thing\r\nv 0 0 0\r\n"
+        "v 1e0 0 0\r\nv 0 1 0\r\nv 1 1 -0.5\r\nvt 0 0\r\nvt 1 0\r\nvt 0 1\r\n"
+        "vn 0 0 1\r\ng part\r\ns off\r\nf 1/1/1 2/2/1 4/3/1 3/1/1\r\n"
+        "f 1/1/1 3/3/1 2/2/1"),
+    "whole text: positions only, tabs and blank lines": (
+        "v\t0 0 0\nv 1\t0 0\n\nv 0 1 0\nv 0 0 1\n#\nf 1 2 3\nf\t1  3 4\n\n"),
+    "whole text: v//vn": "v 0 0 0\nv 1 0 0\nv 0 1 0\nvn 0 0 1\nf 1//1 2//1 3//1\n",
+    "whole text: v/vt, a pentagon": (
+        "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv -1 0.5 0\nvt 0 0\nvt 1 1\n"
+        "f 1/1 2/2 3/1 4/2 5/1\n"),
+    "three-number uvs": "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0 0\nf 1/1 2/1 3/1\n",
+    "vertex colours": "v 0 0 0 1 0 0\nv 1 0 0 0 1 0\nv 0 1 0 0 0 1\nf 1 2 3\n",
+    "a line record": "v 0 0 0\nv 1 0 0\nv 0 1 0\nl 1 2\nf 1 2 3\n",
 }
 BAD = {
     "a vertex defined after its face": ("v 0 0 0\nv 1 0 0\nf 1 2 3\nv 0 1 0\n", ":3: face "
@@ -49,3 +63,20 @@ def test_a_mistake_names_its_line(tmp_path, case):
     path.write_text(text)
     with pytest.raises(InputError, match=needle):
         parse_obj(Path(path))
+
+
+@pytest.mark.parametrize("case", sorted(c for c in FILES if c.startswith("whole text")))
+def test_the_commonest_files_are_read_from_the_whole_text(tmp_path, case):
+    """They take the fast reader (regular files: one material, positive indices)."""
+    from neurok_cli.io.obj import _whole_text
+
+    assert _whole_text(FILES[case]) is not None
+
+
+@pytest.mark.parametrize("case", ["v/vt/vn, materials, polygons, counting back",
+                                  "v//vn, vertices after faces", "v/vt, tabs",
+                                  "three-number uvs", "vertex colours", "a line record"])
+def test_any_other_file_is_left_to_the_other_readers(case):
+    from neurok_cli.io.obj import _whole_text
+
+    assert _whole_text(FILES[case]) is None
