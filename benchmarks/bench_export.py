@@ -65,7 +65,7 @@ def run(frames: int, large: bool = False) -> list[dict]:
                 t0 = time.perf_counter()
                 rep = write_animated(asset, [m], path, fps=30, encoding=enc)
                 t_write = time.perf_counter() - t0
-                ours = len(load_document(path).json["animations"]) - 1
+                ours = len(load_document(path).gltf.animations) - 1
                 t0 = time.perf_counter()
                 back = read_animated(path, animations=[ours]).frames
                 t_read = time.perf_counter() - t0

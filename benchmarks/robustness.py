@@ -69,8 +69,7 @@ def check(name: str, preset: str, seconds: float, weights: str, tmp: Path,
         return {**row, "ok": False, "error": proc.stderr.strip()[-300:]}
     rep = json.loads(proc.stdout)
     doc = load_document(out)
-    ours = [i for i, a in enumerate(doc.json["animations"]) if a.get("name", "").startswith(
-        "neurok_")]
+    ours = [i for i, a in enumerate(doc.gltf.animations) if (a.name or "").startswith("neurok_")]
     scene = read_animated(out, animations=ours)
     frames = scene.frames
     rest = load_mesh(SHARED / src).vertices

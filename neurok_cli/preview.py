@@ -96,7 +96,7 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
         first = first_of_ours(doc) if cfg.animation is None else \
             animation_index(doc, cfg.animation)
         which, left = animations_together(doc, first)
-        anims = doc.json.get("animations", [])
+        anims = doc.gltf.animations
         if first is not None and is_ours(anims[first]):  # ours carries the file's channels
             left = [i for i in left if is_ours(anims[i])]  # (gltf_parts): only rivals count
         if left and cfg.animation is None:

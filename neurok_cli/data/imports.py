@@ -22,6 +22,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from .format import (
     split_dir,
     write_header,
 )
+
+if TYPE_CHECKING:
+    from ..io.gltf_doc import GltfDocument
 
 DEFAULT_FPS = 30.0
 UP_AXES = ("y", "z")
@@ -115,7 +119,7 @@ def _gltf_sequences(path: Path, fps: float | None, which: list[int] | None) -> l
     from ..io.mesh import load_mesh
 
     asset = load_mesh(path)
-    count = _gltf_animation_count(path, asset.document.json if asset.document else {})
+    count = _gltf_animation_count(path, asset.document)
     welded = asset.welded()
     seqs = []
     for i in which if which is not None else range(count):
@@ -132,12 +136,13 @@ def _gltf_sequences(path: Path, fps: float | None, which: list[int] | None) -> l
     return seqs
 
 
-def _gltf_animation_count(path: Path, doc_json: dict | None = None) -> int:
-    if doc_json is None:
+def _gltf_animation_count(path: Path, doc: GltfDocument | None = None) -> int:
+    """How many animations the glTF at ``path`` holds (``doc``: it, already read)."""
+    if doc is None:
         from ..io.gltf_doc import load_document
 
-        doc_json = load_document(path).json
-    count = len(doc_json.get("animations", []))
+        doc = load_document(path)
+    count = len(doc.gltf.animations)
     if count == 0:
         raise InputError(f"{path}: has no animations, so there is no motion to import; "
                          "use an animated glTF")

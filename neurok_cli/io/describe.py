@@ -18,16 +18,16 @@ def _animations(asset: Asset) -> list[dict]:
     if doc is None:
         return []
     out = []
-    for i, anim in enumerate(doc.json.get("animations", [])):
+    for i, anim in enumerate(doc.gltf.animations):
         paths: dict[str, int] = {}
         end = 0.0
-        for ch in anim.get("channels", []):
-            path = ch.get("target", {}).get("path", "?")
+        for ch in anim.channels:
+            path = ch.target.path or "?"
             paths[path] = paths.get(path, 0) + 1
-            s = Sampler(doc, anim["samplers"][ch["sampler"]], path)
+            s = Sampler(doc, anim.samplers[ch.sampler], path)
             end = max(end, float(s.times[-1]))
-        out.append({"index": i, "name": anim.get("name", f"animation{i}"), "duration_s": end,
-                    "channels": paths})
+        out.append({"index": i, "name": anim.name if anim.name is not None else f"animation{i}",
+                    "duration_s": end, "channels": paths})
     return out
 
 
@@ -37,8 +37,8 @@ def describe_asset(asset: Asset) -> dict:
     welded = asset.welded()
     morphs = 0
     if asset.document is not None:
-        morphs = sum(len(m["primitives"][0].get("targets", []))
-                     for m in asset.document.json.get("meshes", []) if m.get("primitives"))
+        morphs = sum(len(m.primitives[0].targets or [])
+                     for m in asset.document.gltf.meshes if m.primitives)
     return {
         "file": str(asset.path), "format": asset.format,
         "parts": [{"name": p.name, "vertices": len(p.vertices), "faces": len(p.faces),

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pygltflib
 
 from ..errors import UsageError
 from .asset import Asset, Part
 from .encoding import ENCODINGS, encode, fit_normals, unit_weights
 from .gltf_build import GENERATOR, build_document, part_normals
-from .gltf_doc import ARRAY_BUFFER, GltfDocument
+from .gltf_doc import ARRAY_BUFFER, GltfDocument, copy_document
 from .gltf_parts import Rider, file_weight_tracks, find_riders, ride_and_compose
 from .mesh import Z_UP_TO_Y_UP
 from .normals import turned_normal_deltas, vertex_normals
@@ -65,31 +66,31 @@ def _open_document(asset: Asset, riders: Sequence[Rider] = ()
     """
     if asset.document is None:
         return None, [(None, None, None, np.eye(3)) for _ in asset.parts]
-    doc = GltfDocument(json=copy.deepcopy(asset.document.json),
-                       blob=bytearray(asset.document.blob), path=asset.document.path)
-    doc.json.setdefault("asset", {})["generator"] = GENERATOR
+    doc = copy_document(asset.document)
+    doc.gltf.asset.generator = GENERATOR
+    nodes, meshes = doc.gltf.nodes, doc.gltf.meshes
     riding = {p for r in riders for p in r.parts}
-    meshes_seen: dict[int, int] = {doc.json["nodes"][asset.parts[p].node]["mesh"]:
-                                   asset.parts[p].node for p in riding}
+    meshes_seen: dict[int, int] = {nodes[asset.parts[p].node].mesh: asset.parts[p].node
+                                   for p in riding}
     out = []
     for pi, part in enumerate(asset.parts):
-        node = doc.json["nodes"][part.node]
+        node = nodes[part.node]
         if pi in riding:
             out.append((part.node, None, part.primitive, np.linalg.inv(part.matrix[:3, :3])))
             continue
-        owner = meshes_seen.setdefault(node["mesh"], part.node)
+        owner = meshes_seen.setdefault(node.mesh, part.node)
         if owner != part.node:
-            doc.json["meshes"].append(copy.deepcopy(doc.json["meshes"][node["mesh"]]))
-            node["mesh"] = len(doc.json["meshes"]) - 1
-            meshes_seen[node["mesh"]] = part.node
-        out.append((part.node, node["mesh"], part.primitive, np.linalg.inv(part.matrix[:3, :3])))
+            meshes.append(copy.deepcopy(meshes[node.mesh]))
+            node.mesh = len(meshes) - 1
+            meshes_seen[node.mesh] = part.node
+        out.append((part.node, node.mesh, part.primitive, np.linalg.inv(part.matrix[:3, :3])))
     return doc, out
 
 
-def _local_normals(doc: GltfDocument | None, prim: dict | None, part: Part,
+def _local_normals(doc: GltfDocument | None, prim: pygltflib.Primitive | None, part: Part,
                    groups: np.ndarray) -> np.ndarray:
-    if prim is not None and "NORMAL" in prim["attributes"]:
-        return doc.accessor(prim["attributes"]["NORMAL"]).astype(np.float64)
+    if prim is not None and prim.attributes.NORMAL is not None:
+        return doc.accessor(prim.attributes.NORMAL).astype(np.float64)
     return part_normals(part, groups)
 
 
@@ -190,7 +191,7 @@ def _file_normals(asset: Asset, doc: GltfDocument | None, placements: list[tuple
     welded, offs = asset.welded(), asset.offsets
     normals_local = []
     for part, (_, mesh, prim_i, _), o in zip(asset.parts, placements, offs[:-1]):
-        prim = doc.json["meshes"][mesh]["primitives"][prim_i] if mesh is not None else None
+        prim = doc.gltf.meshes[mesh].primitives[prim_i] if mesh is not None else None
         normals_local.append(_local_normals(doc, prim, part,
                                             welded.index[o: o + len(part.vertices)]))
     normals_asset = []
@@ -211,25 +212,36 @@ def _write_targets(doc: GltfDocument, asset: Asset, placements: list[tuple],
         if mesh_i is None:  # a rider: moved by its node (gltf_parts.py)
             continue
         sl = slice(offs[pi], offs[pi + 1])
-        mesh = doc.json["meshes"][mesh_i]
-        prim = mesh["primitives"][prim_i]
-        old_targets = prim.get("targets", [])
+        mesh = doc.gltf.meshes[mesh_i]
+        prim = mesh.primitives[prim_i]
+        old_targets = prim.targets or []
         existing[mesh_i] = len(old_targets)
-        with_normals = "NORMAL" in prim["attributes"]
+        with_normals = prim.attributes.NORMAL is not None
         pos = _to_frame(bases[:, sl], to_local.T)  # (K, V, 3) float32
         nrm = _to_frame(nfit[1:, sl], np.linalg.inv(to_local)) if with_normals else None
         new = []
         for k in range(len(bases)):
-            tgt = {"POSITION": doc.add_accessor(pos[k], target=ARRAY_BUFFER, minmax=True)}
+            tgt = pygltflib.Attributes(
+                POSITION=doc.add_accessor(pos[k], target=ARRAY_BUFFER, minmax=True))
             if with_normals:
-                tgt["NORMAL"] = doc.add_accessor(nrm[k], target=ARRAY_BUFFER)
+                tgt.NORMAL = doc.add_accessor(nrm[k], target=ARRAY_BUFFER)
             new.append(tgt)
-        prim["targets"] = old_targets + new
-        extras = mesh.setdefault("extras", {})
-        names = list(extras.get("targetNames", [f"target_{i}" for i in range(len(old_targets))]))
-        if len(names) == len(old_targets):  # Blender reads shape-key names from here
-            extras["targetNames"] = names + [f"neurok_{k:03d}" for k in range(len(bases))]
+        prim.targets = old_targets + new
+        _name_targets(mesh, len(old_targets), len(bases))
     return existing
+
+
+def _name_targets(mesh: pygltflib.Mesh, old: int, new: int) -> None:
+    """Name the ``new`` targets after the ``old`` ones in ``extras.targetNames``, where Blender
+    reads shape-key names (left alone when the file's own names do not match its targets,
+    or its extras are not an object)."""
+    if mesh.extras is None:
+        mesh.extras = {}
+    if not isinstance(mesh.extras, dict):
+        return
+    names = list(mesh.extras.get("targetNames", [f"target_{i}" for i in range(old)]))
+    if len(names) == old:
+        mesh.extras["targetNames"] = names + [f"neurok_{k:03d}" for k in range(new)]
 
 
 def _to_frame(x: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -244,39 +256,39 @@ def _pad_existing_weight_tracks(doc: GltfDocument, node_existing: dict[int, int]
                                 n_original_animations: int) -> None:
     """Old ``weights`` tracks of deformed nodes must now cover the new targets too (as 0)."""
     done: set[int] = set()
-    for anim in doc.json.get("animations", [])[:n_original_animations]:
-        for ch in anim.get("channels", []):
-            node = ch.get("target", {}).get("node")
-            if ch["target"].get("path") != "weights" or node not in node_existing:
+    for anim in doc.gltf.animations[:n_original_animations]:
+        for ch in anim.channels:
+            node = ch.target.node
+            if ch.target.path != "weights" or node not in node_existing:
                 continue
-            sampler = anim["samplers"][ch["sampler"]]
+            sampler = anim.samplers[ch.sampler]
             if id(sampler) in done:
                 continue
             done.add(id(sampler))
-            old = doc.accessor(sampler["output"]).reshape(-1, node_existing[node])
+            old = doc.accessor(sampler.output).reshape(-1, node_existing[node])
             padded = np.concatenate([old, np.zeros((len(old), k))], axis=1)
-            sampler["output"] = doc.add_accessor(padded.reshape(-1).astype(np.float32))
+            sampler.output = doc.add_accessor(padded.reshape(-1).astype(np.float32))
 
 
 def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.ndarray,
                       lengths: list[int], fps: float, names: Sequence[str] | None,
-                      existing: dict[int, int], file_tracks: dict) -> list[dict]:
+                      existing: dict[int, int], file_tracks: dict) -> list[pygltflib.Animation]:
     """One animation per motion, appended and returned; a ``weights`` channel for every
     deformed node. Its file's own targets keep their default weights, or follow the file's
     own weight track of the node where it has one (``file_tracks``: node -> f(times))."""
     nodes = {node: mesh for node, mesh, _, _ in placements if mesh is not None}
     node_existing = {node: existing[mesh] for node, mesh in nodes.items()}
     defaults = {}
-    for node, mesh_i in nodes.items():
-        mesh = doc.json["meshes"][mesh_i]
-        e = node_existing[node]
-        old = doc.json["nodes"][node].get("weights", mesh.get("weights", [0.0] * e))[:e]
-        defaults[node] = np.asarray(old, np.float64)
+    for node_i, mesh_i in nodes.items():
+        mesh, node = doc.gltf.meshes[mesh_i], doc.gltf.nodes[node_i]
+        e = node_existing[node_i]
+        old = (node.weights if node.weights is not None else mesh.weights or [0.0] * e)[:e]
+        defaults[node_i] = np.asarray(old, np.float64)
         full = [float(x) for x in np.concatenate([old, weights[0]])]
-        mesh["weights"] = full
-        if "weights" in doc.json["nodes"][node]:
-            doc.json["nodes"][node]["weights"] = full
-    anims = doc.json.setdefault("animations", [])
+        mesh.weights = full
+        if node.weights is not None:
+            node.weights = full
+    anims = doc.gltf.animations
     _pad_existing_weight_tracks(doc, node_existing, weights.shape[1], len(anims))
     start, added = 0, []
     for i, t in enumerate(lengths):
@@ -290,13 +302,14 @@ def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.nd
                 old = (file_tracks[node](np.arange(t) / fps) if node in file_tracks
                        else np.tile(defaults[node], (t, 1)))
                 out = np.concatenate([old, w], axis=1)
-                samplers.append({"input": times, "interpolation": "LINEAR",
-                                 "output": doc.add_accessor(out.reshape(-1).astype(np.float32))})
+                samplers.append(pygltflib.AnimationSampler(
+                    input=times, interpolation="LINEAR",
+                    output=doc.add_accessor(out.reshape(-1).astype(np.float32))))
                 by_default[key] = len(samplers) - 1
-            channels.append({"sampler": by_default[key],
-                             "target": {"node": node, "path": "weights"}})
+            channels.append(pygltflib.AnimationChannel(
+                sampler=by_default[key],
+                target=pygltflib.AnimationChannelTarget(node=node, path="weights")))
         name = names[i] if names else ("neurok" if len(lengths) == 1 else f"neurok_{i}")
-        anims.append({"name": name, "samplers": samplers, "channels": channels})
+        anims.append(pygltflib.Animation(name=name, samplers=samplers, channels=channels))
         added.append(anims[-1])
     return added
-

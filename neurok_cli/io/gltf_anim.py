@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pygltflib
 
 from ..errors import InputError, UsageError
 from .asset import Part
 from .gltf_doc import GltfDocument
-from .gltf_scene import world_matrices
+from .gltf_scene import default_weights, world_matrices
 
 
 def _slerp(a: np.ndarray, b: np.ndarray, u: float) -> np.ndarray:
@@ -25,10 +26,10 @@ def _slerp(a: np.ndarray, b: np.ndarray, u: float) -> np.ndarray:
 class Sampler:
     """One animation sampler: keyframe times and values, evaluated at any time (clamped)."""
 
-    def __init__(self, doc: GltfDocument, sampler: dict, path: str):
-        self.times = doc.accessor(sampler["input"]).astype(np.float64).reshape(-1)
-        self.mode = sampler.get("interpolation", "LINEAR")
-        values = doc.accessor(sampler["output"]).astype(np.float64)
+    def __init__(self, doc: GltfDocument, sampler: pygltflib.AnimationSampler, path: str):
+        self.times = doc.accessor(sampler.input).astype(np.float64).reshape(-1)
+        self.mode = sampler.interpolation or "LINEAR"
+        values = doc.accessor(sampler.output).astype(np.float64)
         k = len(self.times)
         per_key = 3 if self.mode == "CUBICSPLINE" else 1
         if k == 0 or len(values) % (k * per_key):
@@ -64,22 +65,21 @@ class Sampler:
 def animation_channels(doc: GltfDocument, which: list[int] | None = None
                        ) -> list[tuple[int, str, Sampler]]:
     """(node, path, sampler) for every channel of the chosen animations (default: all)."""
-    anims = doc.json.get("animations", [])
+    anims = doc.gltf.animations
     out = []
     for ai in which if which is not None else range(len(anims)):
         anim = anims[ai]
-        for ch in anim.get("channels", []):
-            tgt = ch.get("target", {})
-            if "node" not in tgt or tgt.get("path") not in ("translation", "rotation", "scale",
-                                                              "weights"):
+        for ch in anim.channels:
+            tgt = ch.target
+            if tgt.node is None or tgt.path not in ("translation", "rotation", "scale",
+                                                    "weights"):
                 continue
-            out.append((tgt["node"], tgt["path"],
-                        Sampler(doc, anim["samplers"][ch["sampler"]], tgt["path"])))
+            out.append((tgt.node, tgt.path, Sampler(doc, anim.samplers[ch.sampler], tgt.path)))
     return out
 
 
 def _names(doc: GltfDocument) -> list[str]:
-    return [a.get("name") or f"#{i}" for i, a in enumerate(doc.json.get("animations", []))]
+    return [a.name or f"#{i}" for i, a in enumerate(doc.gltf.animations)]
 
 
 def animation_names(doc: GltfDocument, which: list[int]) -> str:
@@ -104,15 +104,15 @@ def first_of_ours(doc: GltfDocument) -> int | None:
 
     An animated glTF input keeps its own animations ahead of ours; after ``neurok animate``
     the motion to look at is ours."""
-    for i, anim in enumerate(doc.json.get("animations", [])):
+    for i, anim in enumerate(doc.gltf.animations):
         if is_ours(anim):
             return i
     return None
 
 
-def is_ours(anim: dict) -> bool:
+def is_ours(anim: pygltflib.Animation) -> bool:
     """Whether ``neurok`` wrote this animation (named "neurok" or "neurok_...")."""
-    name = str(anim.get("name", ""))
+    name = str(anim.name or "")
     return name == "neurok" or name.startswith("neurok_")
 
 
@@ -124,14 +124,13 @@ def animations_together(doc: GltfDocument, first: int | None = None, *,
     of ``neurok animate --samples``, say). A milk truck's wheel animation and a deformation
     added to it play together. ``theirs``: among the file's own animations only, leaving out
     those ``neurok`` wrote (see :func:`is_ours`)."""
-    anims = doc.json.get("animations", [])
+    anims = doc.gltf.animations
     skip = {i for i, a in enumerate(anims) if theirs and is_ours(a)}
     if len(skip) == len(anims):
         return [], []
 
     def driven(i: int) -> set[tuple]:
-        return {(ch.get("target", {}).get("node"), ch.get("target", {}).get("path"))
-                for ch in anims[i].get("channels", [])}
+        return {(ch.target.node, ch.target.path) for ch in anims[i].channels}
 
     start = first if first is not None else min(set(range(len(anims))) - skip)
     order = [start] + [i for i in range(len(anims)) if i != start and i not in skip]
@@ -155,13 +154,12 @@ def key_times(doc: GltfDocument, which: list[int] | None = None) -> np.ndarray:
 
 
 def _default_weights(doc: GltfDocument, node: int) -> np.ndarray | None:
-    n = doc.json["nodes"][node]
-    mesh = doc.json["meshes"][n["mesh"]]
-    ntargets = len(mesh["primitives"][0].get("targets", []))
+    n = doc.gltf.nodes[node]
+    mesh = doc.gltf.meshes[n.mesh]
+    ntargets = len(mesh.primitives[0].targets or [])
     if not ntargets:
         return None
-    w = n.get("weights", mesh.get("weights", [0.0] * ntargets))
-    return np.asarray(w, np.float64)
+    return np.asarray(default_weights(n, mesh) or [0.0] * ntargets, np.float64)
 
 
 def sample_positions(doc: GltfDocument, parts: list[Part], times: np.ndarray,
@@ -170,12 +168,12 @@ def sample_positions(doc: GltfDocument, parts: list[Part], times: np.ndarray,
     chans = animation_channels(doc, which)
     targets = {}
     for p in parts:
-        prim = doc.json["meshes"][p.mesh]["primitives"][p.primitive]
-        deltas = [doc.accessor(t["POSITION"]).astype(np.float64) if "POSITION" in t
-                  else np.zeros((len(p.vertices), 3)) for t in prim.get("targets", [])]
+        prim = doc.gltf.meshes[p.mesh].primitives[p.primitive]
+        deltas = [doc.accessor(t.POSITION).astype(np.float64) if t.POSITION is not None
+                  else np.zeros((len(p.vertices), 3)) for t in prim.targets or []]
         targets[id(p)] = np.stack(deltas) if deltas else None  # (K, n, 3)
-    base = {id(p): doc.accessor(doc.json["meshes"][p.mesh]["primitives"][p.primitive]
-                                ["attributes"]["POSITION"]).astype(np.float64) for p in parts}
+    base = {id(p): doc.accessor(doc.gltf.meshes[p.mesh].primitives[p.primitive]
+                                .attributes.POSITION).astype(np.float64) for p in parts}
     out = [np.empty((len(times), len(p.vertices), 3)) for p in parts]
     for ti, t in enumerate(times):
         trs: dict[int, dict] = {}

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pygltflib
 
 from .. import __version__
 from .asset import Asset, Material, Part
 from .gltf_doc import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, GltfDocument
+from .gltf_json import Node, Sampler
 from .normals import oriented_normals
 
 GENERATOR = f"neurok-cli {__version__}"
@@ -16,23 +18,18 @@ def _add_material(doc: GltfDocument, mat: Material | None, cache: dict[int, int]
     mat = mat or Material()
     if id(mat) in cache:
         return cache[id(mat)]
-    pbr = {"baseColorFactor": [float(c) for c in mat.base_color], "metallicFactor": 0.0,
-           "roughnessFactor": 0.8}
+    pbr = pygltflib.PbrMetallicRoughness(baseColorFactor=[float(c) for c in mat.base_color],
+                                         metallicFactor=0.0, roughnessFactor=0.8)
+    gltf = doc.gltf
     if mat.texture is not None:
         image = doc.add_image(mat.texture, mat.texture_mime or "image/png")
-        samplers = doc.json.setdefault("samplers", [])
-        samplers.append({"magFilter": 9729, "minFilter": 9987, "wrapS": 10497, "wrapT": 10497})
-        textures = doc.json.setdefault("textures", [])
-        textures.append({"sampler": len(samplers) - 1, "source": image})
-        pbr["baseColorTexture"] = {"index": len(textures) - 1}
-    entry = {"name": mat.name, "pbrMetallicRoughness": pbr}
-    if mat.double_sided:
-        entry["doubleSided"] = True
-    if mat.base_color[3] < 1.0:
-        entry["alphaMode"] = "BLEND"
-    materials = doc.json.setdefault("materials", [])
-    materials.append(entry)
-    cache[id(mat)] = len(materials) - 1
+        gltf.samplers.append(Sampler(magFilter=9729, minFilter=9987, wrapS=10497, wrapT=10497))
+        gltf.textures.append(pygltflib.Texture(sampler=len(gltf.samplers) - 1, source=image))
+        pbr.baseColorTexture = pygltflib.TextureInfo(index=len(gltf.textures) - 1)
+    gltf.materials.append(pygltflib.Material(
+        name=mat.name, pbrMetallicRoughness=pbr, doubleSided=mat.double_sided,
+        alphaMode="BLEND" if mat.base_color[3] < 1.0 else "OPAQUE"))
+    cache[id(mat)] = len(gltf.materials) - 1
     return cache[id(mat)]
 
 
@@ -58,12 +55,12 @@ def build_document(asset: Asset, root_matrix: np.ndarray | None = None, *,
     its (node, mesh, primitive) there. ``positions`` and ``normals`` (per part) replace the
     file's base vertex data when given.
     """
-    doc = GltfDocument(json={"asset": {"version": "2.0", "generator": GENERATOR},
-                             "scene": 0, "scenes": [{"nodes": [0]}],
-                             "nodes": [{"name": asset.path.stem, "children": []}],
-                             "meshes": []})
+    root = Node(name=asset.path.stem, children=[])
     if root_matrix is not None and not np.allclose(root_matrix, np.eye(4)):
-        doc.json["nodes"][0]["matrix"] = [float(x) for x in root_matrix.T.reshape(-1)]
+        root.matrix = [float(x) for x in root_matrix.T.reshape(-1)]
+    gltf = pygltflib.GLTF2(asset=pygltflib.Asset(version="2.0", generator=GENERATOR), scene=0,
+                           scenes=[pygltflib.Scene(nodes=[0])], nodes=[root])
+    doc = GltfDocument(gltf=gltf)
     welded = asset.welded()
     cache: dict[int, int] = {}
     placements = []
@@ -71,19 +68,19 @@ def build_document(asset: Asset, root_matrix: np.ndarray | None = None, *,
         groups = welded.index[off: off + len(part.vertices)]
         pos = part.vertices if positions is None else positions[pi]
         nrm = part_normals(part, groups) if normals is None else normals[pi]
-        attrs = {"POSITION": doc.add_accessor(pos.astype(np.float32), target=ARRAY_BUFFER,
-                                              minmax=True),
-                 "NORMAL": doc.add_accessor(nrm.astype(np.float32), target=ARRAY_BUFFER)}
+        attrs = pygltflib.Attributes(
+            POSITION=doc.add_accessor(pos.astype(np.float32), target=ARRAY_BUFFER, minmax=True),
+            NORMAL=doc.add_accessor(nrm.astype(np.float32), target=ARRAY_BUFFER))
         if part.uvs is not None:
-            attrs["TEXCOORD_0"] = doc.add_accessor(part.uvs.astype(np.float32),
-                                                   target=ARRAY_BUFFER)
+            attrs.TEXCOORD_0 = doc.add_accessor(part.uvs.astype(np.float32), target=ARRAY_BUFFER)
         index_dtype = np.uint16 if len(part.vertices) < 65535 else np.uint32
-        prim = {"attributes": attrs, "mode": 4,
-                "indices": doc.add_accessor(part.faces.reshape(-1).astype(index_dtype),
-                                            target=ELEMENT_ARRAY_BUFFER),
-                "material": _add_material(doc, part.material, cache)}
-        doc.json["meshes"].append({"name": part.name, "primitives": [prim]})
-        doc.json["nodes"].append({"name": part.name, "mesh": pi})
-        doc.json["nodes"][0]["children"].append(len(doc.json["nodes"]) - 1)
-        placements.append((len(doc.json["nodes"]) - 1, pi, 0))
+        prim = pygltflib.Primitive(
+            attributes=attrs, mode=pygltflib.TRIANGLES,
+            indices=doc.add_accessor(part.faces.reshape(-1).astype(index_dtype),
+                                     target=ELEMENT_ARRAY_BUFFER),
+            material=_add_material(doc, part.material, cache))
+        gltf.meshes.append(pygltflib.Mesh(name=part.name, primitives=[prim]))
+        gltf.nodes.append(Node(name=part.name, mesh=pi))
+        root.children.append(len(gltf.nodes) - 1)
+        placements.append((len(gltf.nodes) - 1, pi, 0))
     return doc, placements

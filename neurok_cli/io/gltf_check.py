@@ -1,10 +1,14 @@
-"""Schema-level checks of a glTF document before any of it is used.
+"""Schema-level checks of a glTF document's raw JSON, before pygltflib decodes it.
 
-The readers index ``doc.json`` freely (``json["accessors"][i]["componentType"]``), so a file
-that breaks the glTF 2.0 schema would surface as a KeyError, an IndexError or, worse, as wrong
-data (a negative accessor count once read the whole buffer). :func:`check_gltf` walks every
-object the readers touch and raises one :class:`InputError` naming the file, the object and
-what is wrong with it. It checks types, index ranges and byte ranges; it reads no buffer.
+pygltflib validates nothing: its decoder takes a node's ``"mesh": 7`` in a file with one mesh,
+a negative accessor count or a string where a number belongs as they are, and fails on a wrongly
+typed object with an ``AttributeError`` from inside dataclasses_json. The readers index the
+decoded document freely (``gltf.accessors[i].componentType``), so a file that breaks the glTF
+2.0 schema would surface as an IndexError, a TypeError or, worse, as wrong data (a negative
+accessor count once read the whole buffer). :func:`check_gltf` walks every object the readers
+touch, on the JSON as parsed (where a wrong type is still visible as such), and raises one
+:class:`InputError` naming the file, the object and what is wrong with it. It checks types,
+index ranges and byte ranges; it reads no buffer.
 """
 
 from __future__ import annotations

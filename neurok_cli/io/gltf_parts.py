@@ -24,12 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import pygltflib
 from scipy.spatial import cKDTree
 from scipy.spatial.transform import Rotation
 
 from .asset import Asset
 from .gltf_anim import Sampler, animations_together, is_ours
 from .gltf_doc import TYPE_SIZES, GltfDocument
+from .gltf_json import Node
 from .gltf_scene import scene_roots, world_matrices
 
 NODE_PATHS = ("translation", "rotation", "scale")
@@ -52,20 +54,19 @@ class Rider:
 def animated_nodes(doc: GltfDocument) -> set[int]:
     """Nodes whose translation, rotation or scale any of the file's own animations drives
     (not one ``neurok`` wrote into it: see gltf_anim.is_ours)."""
-    return {ch["target"]["node"] for a in doc.json.get("animations", []) if not is_ours(a)
-            for ch in a.get("channels", [])
-            if ch.get("target", {}).get("path") in NODE_PATHS and "node" in ch["target"]}
+    return {ch.target.node for a in doc.gltf.animations if not is_ours(a)
+            for ch in a.channels if ch.target.path in NODE_PATHS and ch.target.node is not None}
 
 
 def _paths(doc: GltfDocument) -> dict[int, list[int]]:
     """Every node of the default scene and its path from a scene root (root first)."""
-    nodes = doc.json.get("nodes", [])
+    nodes = doc.gltf.nodes
     out: dict[int, list[int]] = {}
     stack = [[r] for r in scene_roots(doc)]
     while stack:
         path = stack.pop()
         out[path[-1]] = path
-        stack.extend(path + [c] for c in nodes[path[-1]].get("children", []) if c not in out)
+        stack.extend(path + [c] for c in nodes[path[-1]].children or [] if c not in out)
     return out
 
 
@@ -155,14 +156,14 @@ def rider_motion(rider: Rider, rest: np.ndarray, frames: np.ndarray
 def insert_rider_nodes(doc: GltfDocument, riders: list[Rider], names: list[str]) -> None:
     """A node above each rider's top node, in its place in the hierarchy (indices of the
     file's nodes unchanged, so its animations still reach them)."""
-    nodes = doc.json["nodes"]
+    nodes = doc.gltf.nodes
     for rider, name in zip(riders, names):
-        nodes.append({"name": f"{RIDE_PREFIX}_{name}", "children": [rider.top]})
+        nodes.append(Node(name=f"{RIDE_PREFIX}_{name}", children=[rider.top]))
         rider.node = len(nodes) - 1
-        holders = [n.get("children", []) for n in nodes[:-1]]
-        holders += [s.get("nodes", []) for s in doc.json.get("scenes", [])]
+        holders = [n.children for n in nodes[:-1]] + [s.nodes for s in doc.gltf.scenes]
         for held in holders:
-            held[:] = [rider.node if c == rider.top else c for c in held]
+            if held:
+                held[:] = [rider.node if c == rider.top else c for c in held]
 
 
 def file_weight_tracks(src: GltfDocument, nodes: set[int]
@@ -174,32 +175,32 @@ def file_weight_tracks(src: GltfDocument, nodes: set[int]
     out = {}
     chosen, _ = animations_together(src, theirs=True)
     for ai in chosen:
-        anim = src.json["animations"][ai]
+        anim = src.gltf.animations[ai]
         period = _duration(src, anim)
-        for ch in anim.get("channels", []):
-            tgt = ch.get("target", {})
-            if tgt.get("path") == "weights" and tgt.get("node") in nodes:
-                s = Sampler(src, anim["samplers"][ch["sampler"]], "weights")
-                out[tgt["node"]] = (lambda ts, s=s, d=period:
-                                    np.stack([s(float(t % d if d > 0 else t)) for t in ts]))
+        for ch in anim.channels:
+            tgt = ch.target
+            if tgt.path == "weights" and tgt.node in nodes:
+                s = Sampler(src, anim.samplers[ch.sampler], "weights")
+                out[tgt.node] = (lambda ts, s=s, d=period:
+                                 np.stack([s(float(t % d if d > 0 else t)) for t in ts]))
     return out
 
 
-def _duration(doc: GltfDocument, anim: dict) -> float:
+def _duration(doc: GltfDocument, anim: pygltflib.Animation) -> float:
     """An animation's length: its last key time (seconds)."""
-    return max((float(doc.accessor(s["input"]).max(initial=0.0)) for s in anim["samplers"]),
+    return max((float(doc.accessor(s.input).max(initial=0.0)) for s in anim.samplers),
                default=0.0)
 
 
-def _looped(doc: GltfDocument, sampler: dict, period: float, until: float,
-            cache: dict) -> dict:
+def _looped(doc: GltfDocument, sampler: pygltflib.AnimationSampler, period: float,
+            until: float, cache: dict) -> pygltflib.AnimationSampler:
     """A copy of ``sampler`` whose keys repeat every ``period`` seconds up to ``until``."""
     if not 0 < period < until:
         return copy.deepcopy(sampler)
-    key = (sampler["input"], sampler["output"], period, until)
+    key = (sampler.input, sampler.output, period, until)
     if key not in cache:
-        times = doc.accessor(sampler["input"]).astype(np.float64).reshape(-1)
-        values = doc.accessor(sampler["output"])
+        times = doc.accessor(sampler.input).astype(np.float64).reshape(-1)
+        values = doc.accessor(sampler.output)
         values = values.reshape(len(times), -1)  # one row per key (tangents, targets inside)
         reps = int(np.ceil(until / period))
         all_t = (times[None] + period * np.arange(reps)[:, None]).reshape(-1)
@@ -209,16 +210,17 @@ def _looped(doc: GltfDocument, sampler: dict, period: float, until: float,
         t32 = all_t[keep].astype(np.float32)
         keep_t = np.concatenate([[True], np.diff(t32) > 0])  # strictly increasing in float32
         out_v = all_v[keep][keep_t]
-        ncomp = TYPE_SIZES[doc.json["accessors"][sampler["output"]]["type"]]
+        ncomp = TYPE_SIZES[doc.gltf.accessors[sampler.output].type]
         cache[key] = (doc.add_accessor(t32[keep_t], minmax=True),
                       doc.add_accessor(out_v.reshape(-1, ncomp) if ncomp > 1
                                        else out_v.reshape(-1)))
     new = copy.deepcopy(sampler)
-    new["input"], new["output"] = cache[key]
+    new.input, new.output = cache[key]
     return new
 
 
-def compose(doc: GltfDocument, src: GltfDocument, ours: list[dict], lengths: list[int], *,
+def compose(doc: GltfDocument, src: GltfDocument, ours: list[pygltflib.Animation],
+            lengths: list[int], *,
             fps: float, riders: list[Rider], tracks: list[list[tuple[np.ndarray, np.ndarray]]],
             deformed: set[int]) -> None:
     """Complete each of ``ours`` (the animations just appended to ``doc``, ``lengths`` frames
@@ -231,36 +233,37 @@ def compose(doc: GltfDocument, src: GltfDocument, ours: list[dict], lengths: lis
             nodes are already folded into ours: see file_weight_tracks).
     """
     chosen, _ = animations_together(src, theirs=True)
-    n_file = len(src.json.get("animations", []))
+    n_file = len(src.gltf.animations)
     cache: dict = {}
     for anim, t, per_rider in zip(ours, lengths, tracks):
         until = (t - 1) / fps
         if riders:
-            times = anim["samplers"][0]["input"] if anim["samplers"] else doc.add_accessor(
+            times = anim.samplers[0].input if anim.samplers else doc.add_accessor(
                 (np.arange(t) / fps).astype(np.float32), minmax=True)
         for rider, (trans, quat) in zip(riders, per_rider):
             for path, values in (("translation", trans), ("rotation", quat)):
-                anim["samplers"].append({"input": times, "interpolation": "LINEAR",
-                                         "output": doc.add_accessor(values.astype(np.float32))})
-                anim["channels"].append({"sampler": len(anim["samplers"]) - 1,
-                                         "target": {"node": rider.node, "path": path}})
+                anim.samplers.append(pygltflib.AnimationSampler(
+                    input=times, interpolation="LINEAR",
+                    output=doc.add_accessor(values.astype(np.float32))))
+                anim.channels.append(pygltflib.AnimationChannel(
+                    sampler=len(anim.samplers) - 1,
+                    target=pygltflib.AnimationChannelTarget(node=rider.node, path=path)))
         for ai in chosen:
-            theirs = doc.json["animations"][ai]
+            theirs = doc.gltf.animations[ai]
             period = _duration(doc, theirs)
-            for ch in theirs.get("channels", []):
-                tgt = ch.get("target", {})
-                if tgt.get("path") == "weights" and tgt.get("node") in deformed:
+            for ch in theirs.channels:
+                if ch.target.path == "weights" and ch.target.node in deformed:
                     continue
-                anim["samplers"].append(_looped(doc, theirs["samplers"][ch["sampler"]],
-                                                period, until, cache))
+                anim.samplers.append(_looped(doc, theirs.samplers[ch.sampler], period, until,
+                                             cache))
                 new = copy.deepcopy(ch)
-                new["sampler"] = len(anim["samplers"]) - 1
-                anim["channels"].append(new)
-    anims = doc.json["animations"]
-    doc.json["animations"] = anims[n_file:] + anims[:n_file]
+                new.sampler = len(anim.samplers) - 1
+                anim.channels.append(new)
+    anims = doc.gltf.animations
+    doc.gltf.animations = anims[n_file:] + anims[:n_file]
 
 
-def ride_and_compose(doc: GltfDocument, asset: Asset, ours: list[dict],
+def ride_and_compose(doc: GltfDocument, asset: Asset, ours: list[pygltflib.Animation],
                      motions: list[np.ndarray], *, fps: float, riders: list[Rider],
                      deformed: set[int]) -> None:
     """Write the riders' nodes and tracks, then make ``ours`` (one animation per motion,
@@ -270,8 +273,8 @@ def ride_and_compose(doc: GltfDocument, asset: Asset, ours: list[dict],
     insert_rider_nodes(doc, riders, [asset.parts[r.parts[0]].name for r in riders])
     tracks = [[rider_motion(r, asset.vertices, m) for r in riders] for m in motions]
     for rider, (trans, quat) in zip(riders, tracks[0]):
-        node = doc.json["nodes"][rider.node]
-        node["translation"] = [float(x) for x in trans[0]]
-        node["rotation"] = [float(x) for x in quat[0] / np.linalg.norm(quat[0])]
+        node = doc.gltf.nodes[rider.node]
+        node.translation = [float(x) for x in trans[0]]
+        node.rotation = [float(x) for x in quat[0] / np.linalg.norm(quat[0])]
     compose(doc, asset.document, ours, [len(m) for m in motions], fps=fps, riders=riders,
             tracks=tracks, deformed=deformed)

@@ -48,7 +48,7 @@ def read_animated(path: str | Path, *, fps: float | None = None, times: np.ndarr
     parts, _ = load_gltf_parts(doc)
     if not parts:
         raise InputError(f"{path}: has no triangle meshes in its scene")
-    anims = doc.json.get("animations", [])
+    anims = doc.gltf.animations
     for a in animations or []:
         if not 0 <= a < len(anims):
             raise UsageError(f"{path}: no animation {a}; it has {len(anims)}")
@@ -64,6 +64,6 @@ def read_animated(path: str | Path, *, fps: float | None = None, times: np.ndarr
     if len(times) > max_frames:
         raise UsageError(f"{path}: {len(times)} frames to sample; lower the frame rate")
     positions = sample_positions(doc, parts, times, animations)
-    names = [a.get("name", f"animation{i}") for i, a in enumerate(anims)
+    names = [a.name if a.name is not None else f"animation{i}" for i, a in enumerate(anims)
              if animations is None or i in animations]
     return AnimatedScene(parts=parts, times=times, positions=positions, animation_names=names)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pygltflib
 
 from ..errors import InputError
 from .asset import Material, Part
 from .gltf_doc import GltfDocument
+from .gltf_json import Node
 
 TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN = 4, 5, 6
 
@@ -25,30 +27,35 @@ def trs_matrix(t=(0, 0, 0), r=(0, 0, 0, 1), s=(1, 1, 1)) -> np.ndarray:
     return m
 
 
-def node_local(node: dict, override: dict | None = None) -> np.ndarray:
+def node_local(node: pygltflib.Node, override: dict | None = None) -> np.ndarray:
     """A node's local matrix; ``override`` holds animated translation/rotation/scale."""
     o = override or {}
-    if "matrix" in node and not o:
-        return np.asarray(node["matrix"], np.float64).reshape(4, 4).T  # column-major in glTF
-    return trs_matrix(o.get("translation", node.get("translation", (0, 0, 0))),
-                      o.get("rotation", node.get("rotation", (0, 0, 0, 1))),
-                      o.get("scale", node.get("scale", (1, 1, 1))))
+    if node.matrix is not None and not o:
+        return np.asarray(node.matrix, np.float64).reshape(4, 4).T  # column-major in glTF
+    return trs_matrix(_pick(o, "translation", node.translation, (0, 0, 0)),
+                      _pick(o, "rotation", node.rotation, (0, 0, 0, 1)),
+                      _pick(o, "scale", node.scale, (1, 1, 1)))
+
+
+def _pick(override: dict, key: str, value: list[float] | None, default: tuple) -> object:
+    if key in override:
+        return override[key]
+    return default if value is None else value
 
 
 def scene_roots(doc: GltfDocument) -> list[int]:
     """Root nodes of the default scene (or of every scene-less root when there is none)."""
-    js = doc.json
-    scenes = js.get("scenes", [])
-    if scenes:
-        return list(scenes[js.get("scene", 0)].get("nodes", []))
-    children = {c for n in js.get("nodes", []) for c in n.get("children", [])}
-    return [i for i in range(len(js.get("nodes", []))) if i not in children]
+    gltf = doc.gltf
+    if gltf.scenes:
+        return list(gltf.scenes[gltf.scene or 0].nodes or [])
+    children = {c for n in gltf.nodes for c in n.children or []}
+    return [i for i in range(len(gltf.nodes)) if i not in children]
 
 
 def world_matrices(doc: GltfDocument, overrides: dict[int, dict] | None = None
                    ) -> dict[int, np.ndarray]:
     """World matrix of every node reachable from the scene roots."""
-    nodes = doc.json.get("nodes", [])
+    nodes = doc.gltf.nodes
     out: dict[int, np.ndarray] = {}
     stack = [(r, np.eye(4)) for r in scene_roots(doc)]
     while stack:
@@ -56,13 +63,14 @@ def world_matrices(doc: GltfDocument, overrides: dict[int, dict] | None = None
         if i in out:
             raise InputError(f"{doc.path}: node {i} appears twice in the scene graph (a cycle?)")
         out[i] = parent @ node_local(nodes[i], (overrides or {}).get(i))
-        stack.extend((c, out[i]) for c in nodes[i].get("children", []))
+        stack.extend((c, out[i]) for c in nodes[i].children or [])
     return out
 
 
-def _triangles(doc: GltfDocument, prim: dict, n: int) -> np.ndarray | None:
-    idx = doc.accessor(prim["indices"]).astype(np.int64) if "indices" in prim else np.arange(n)
-    mode = prim.get("mode", TRIANGLES)
+def _triangles(doc: GltfDocument, prim: pygltflib.Primitive, n: int) -> np.ndarray | None:
+    idx = doc.accessor(prim.indices).astype(np.int64) if prim.indices is not None \
+        else np.arange(n)
+    mode = TRIANGLES if prim.mode is None else prim.mode
     if mode == TRIANGLES:
         return idx[: len(idx) // 3 * 3].reshape(-1, 3)
     if mode == TRIANGLE_STRIP and len(idx) >= 3:
@@ -77,29 +85,33 @@ def _triangles(doc: GltfDocument, prim: dict, n: int) -> np.ndarray | None:
 def _material(doc: GltfDocument, index: int | None) -> Material:
     if index is None:
         return Material()
-    m = doc.json["materials"][index]
-    pbr = m.get("pbrMetallicRoughness", {})
-    mat = Material(name=m.get("name", f"material{index}"),
-                   base_color=tuple(pbr.get("baseColorFactor", (1, 1, 1, 1))),
-                   double_sided=bool(m.get("doubleSided", False)))
-    tex = pbr.get("baseColorTexture")
+    m = doc.gltf.materials[index]
+    pbr = m.pbrMetallicRoughness or pygltflib.PbrMetallicRoughness()
+    mat = Material(name=m.name if m.name is not None else f"material{index}",
+                   base_color=tuple(pbr.baseColorFactor or (1, 1, 1, 1)),
+                   double_sided=bool(m.doubleSided))
+    tex = pbr.baseColorTexture
     if tex is not None:
-        source = doc.json["textures"][tex["index"]].get("source")
+        source = doc.gltf.textures[tex.index].source
         found = doc.image_bytes(source) if source is not None else None
         if found:
             mat.texture, mat.texture_mime = found
     return mat
 
 
-def _default_morph(doc: GltfDocument, node: dict, mesh: dict, prim: dict) -> np.ndarray | float:
+def default_weights(node: Node, mesh: pygltflib.Mesh) -> list[float]:
+    """A node's default morph weights: its own, else its mesh's (empty when neither has)."""
+    return node.weights if node.weights is not None else mesh.weights or []
+
+
+def _default_morph(doc: GltfDocument, node: Node, mesh: pygltflib.Mesh,
+                   prim: pygltflib.Primitive) -> np.ndarray | float:
     """Displacement of a primitive's existing morph targets at the node's default weights,
     so that the rest shape is the one viewers show."""
-    targets = prim.get("targets", [])
-    weights = node.get("weights", mesh.get("weights", []))
     out: np.ndarray | float = 0.0
-    for w, t in zip(weights, targets):
-        if w and "POSITION" in t:
-            out = out + w * doc.accessor(t["POSITION"]).astype(np.float64)
+    for w, t in zip(default_weights(node, mesh), prim.targets or []):
+        if w and t.POSITION is not None:
+            out = out + w * doc.accessor(t.POSITION).astype(np.float64)
     return out
 
 
@@ -107,31 +119,31 @@ def load_gltf_parts(doc: GltfDocument) -> tuple[list[Part], list[str]]:
     """One part per (node, primitive) of the default scene, in world coordinates at rest."""
     warnings: list[str] = []
     parts = []
-    nodes = doc.json.get("nodes", [])
+    nodes = doc.gltf.nodes
     for ni, world in sorted(world_matrices(doc).items()):
         node = nodes[ni]
-        if "mesh" not in node:
+        if node.mesh is None:
             continue
-        if "skin" in node:
+        if node.skin is not None:
             warnings.append(f"node {ni} is skinned; its skin is ignored (bind pose used)")
-        mesh = doc.json["meshes"][node["mesh"]]
-        for pi, prim in enumerate(mesh["primitives"]):
-            attrs = prim.get("attributes", {})
-            if "POSITION" not in attrs:
+        mesh = doc.gltf.meshes[node.mesh]
+        for pi, prim in enumerate(mesh.primitives):
+            attrs = prim.attributes
+            if attrs.POSITION is None:
                 continue
-            local = doc.accessor(attrs["POSITION"]).astype(np.float64)
+            local = doc.accessor(attrs.POSITION).astype(np.float64)
             local = local + _default_morph(doc, node, mesh, prim)
             faces = _triangles(doc, prim, len(local))
             if faces is None:
-                warnings.append(f"mesh {node['mesh']} primitive {pi}: points/lines skipped")
+                warnings.append(f"mesh {node.mesh} primitive {pi}: points/lines skipped")
                 continue
             parts.append(Part(
-                name=mesh.get("name") or node.get("name") or f"mesh{node['mesh']}",
+                name=mesh.name or node.name or f"mesh{node.mesh}",
                 vertices=local @ world[:3, :3].T + world[:3, 3], faces=faces,
-                uvs=doc.accessor(attrs["TEXCOORD_0"]).astype(np.float32)
-                if "TEXCOORD_0" in attrs else None,
-                normals=doc.accessor(attrs["NORMAL"]).astype(np.float32)
-                if "NORMAL" in attrs else None,
-                material=_material(doc, prim.get("material")),
-                node=ni, mesh=node["mesh"], primitive=pi, matrix=world))
+                uvs=doc.accessor(attrs.TEXCOORD_0).astype(np.float32)
+                if attrs.TEXCOORD_0 is not None else None,
+                normals=doc.accessor(attrs.NORMAL).astype(np.float32)
+                if attrs.NORMAL is not None else None,
+                material=_material(doc, prim.material),
+                node=ni, mesh=node.mesh, primitive=pi, matrix=world))
     return parts, warnings

@@ -28,7 +28,7 @@ def animate(*args: str):
 def ours(path):
     """Frames of the animations neurok added (the file may carry its own before them)."""
     doc = load_document(path)
-    names = [a.get("name", "") for a in doc.json["animations"]]
+    names = [a.name or "" for a in doc.gltf.animations]
     picks = [i for i, n in enumerate(names) if n.startswith("neurok_")]
     return [read_animated(path, animations=[i]).frames for i in picks]
 
@@ -191,5 +191,5 @@ def test_animating_an_output_again_does_not_replay_the_earlier_motion(tmp_path):
     still = read_animated(again, animations=[0]).frames
     assert float(np.abs(still - still[0]).max()) < 1e-4 * size
     assert float(np.abs(still[0] - dropped[0]).max()) < 1e-4 * size
-    names = [a.get("name") for a in load_document(again).json["animations"]]
+    names = [a.name for a in load_document(again).gltf.animations]
     assert names[0] != names[1] and len(names) == 2  # the earlier motion is kept, second

@@ -27,7 +27,7 @@ def test_penguin_falls_and_settles_in_a_valid_glb(tmp_path):
     report = json.loads(result.output)
     assert report["rejected"] is None and report["frames"] == 121
     assert_valid_gltf(out)
-    ours = len(load_document(out).json["animations"]) - 1
+    ours = len(load_document(out).gltf.animations) - 1
     frames = read_animated(out, animations=[ours]).frames
     rest = load_mesh(asset_path("penguin")).vertices
     scale = np.ptp(rest, axis=0).max()

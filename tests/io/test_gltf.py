@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pygltflib
 import pytest
 
 from neurok_cli.errors import UsageError
@@ -87,22 +88,22 @@ def test_all_written_files_pass_the_khronos_validator(written):
 
 
 def test_truck_keeps_hierarchy_materials_and_its_animation(written):
-    src = load_document(asset_path("truck")).json
-    out = load_document(written["truck", "exact"][2]).json
+    src = load_document(asset_path("truck")).gltf
+    out = load_document(written["truck", "exact"][2]).gltf
     # a node above each spinning wheel carries it with the body; the file's nodes keep their
     # indices, and each wheel node its place below its axle's node
-    assert len(out["nodes"]) == len(src["nodes"]) + 2
+    assert len(out.nodes) == len(src.nodes) + 2
     for axle, wheel in ((1, 2), (3, 4)):
-        ride = out["nodes"][axle]["children"]
-        assert len(ride) == 1 and out["nodes"][ride[0]]["children"] == [wheel]
-    assert out["materials"] == src["materials"]
-    assert len(out["animations"]) == len(src["animations"]) + 1
-    assert out["animations"][1]["channels"] == src["animations"][0]["channels"]
+        ride = out.nodes[axle].children
+        assert len(ride) == 1 and out.nodes[ride[0]].children == [wheel]
+    assert out.materials == src.materials
+    assert len(out.animations) == len(src.animations) + 1
+    assert out.animations[1].channels == src.animations[0].channels
     # the instanced wheel mesh stays one mesh: the wheels take no morph targets
-    assert out["nodes"][2]["mesh"] == out["nodes"][4]["mesh"] == src["nodes"][2]["mesh"]
-    assert "targets" not in out["meshes"][out["nodes"][2]["mesh"]]["primitives"][0]
+    assert out.nodes[2].mesh == out.nodes[4].mesh == src.nodes[2].mesh
+    assert not out.meshes[out.nodes[2].mesh].primitives[0].targets
     # the original wheel rotation plays alongside ours, and in ours
-    targets = {(c["target"]["node"], c["target"]["path"]) for c in out["animations"][0]["channels"]}
+    targets = {(c.target.node, c.target.path) for c in out.animations[0].channels}
     assert {(2, "rotation"), (4, "rotation"), (0, "weights")} <= targets
     both = read_animated(written["truck", "exact"][2], times=np.array([0.0, 0.6]))
     assert not np.allclose(both.frames[0], both.frames[1])
@@ -111,11 +112,11 @@ def test_truck_keeps_hierarchy_materials_and_its_animation(written):
 def test_weight_tracks_are_in_unit_range_for_blender(written):
     for (_, enc), (_, _, path, _) in written.items():
         doc = load_document(path)
-        anim = doc.json["animations"][_ours(path)]
-        for ch in anim["channels"]:
-            if ch["target"]["path"] != "weights":
+        anim = doc.gltf.animations[_ours(path)]
+        for ch in anim.channels:
+            if ch.target.path != "weights":
                 continue
-            w = doc.accessor(anim["samplers"][ch["sampler"]]["output"])
+            w = doc.accessor(anim.samplers[ch.sampler].output)
             assert w.min() >= 0.0 and w.max() <= 1.0 + 1e-6, (path, enc)
 
 
@@ -127,9 +128,9 @@ def test_normals_follow_the_deformation(tmp_path):
     path = tmp_path / "turn.glb"
     write_animated(asset, [frames], path, fps=1, encoding="exact")
     doc = load_document(path)
-    prim = doc.json["meshes"][0]["primitives"][0]
-    n0 = doc.accessor(prim["attributes"]["NORMAL"])
-    n1 = n0 + doc.accessor(prim["targets"][1]["NORMAL"])
+    prim = doc.gltf.meshes[0].primitives[0]
+    n0 = doc.accessor(prim.attributes.NORMAL)
+    n1 = n0 + doc.accessor(prim.targets[1].NORMAL)
     rotated = n0 @ np.array([[1, 0, 0], [0, 0, -1], [0, 1, 0.0]]).T
     cos = np.sum(n1 * rotated, axis=1) / np.linalg.norm(n1, axis=1)
     assert np.median(cos) > 0.999
@@ -140,7 +141,7 @@ def test_several_motions_become_several_animations(tmp_path):
     a, b = wobble(asset.vertices, 10), wobble(asset.vertices, 7, amplitude=-0.1)
     path = tmp_path / "two.glb"
     write_animated(asset, [a, b], path, fps=30, names=["first", "second"])
-    names = [x["name"] for x in load_document(path).json["animations"]]
+    names = [x.name for x in load_document(path).gltf.animations]
     assert names == ["first", "second"]
     back = read_animated(path, animations=[1])
     assert back.frames.shape == b.shape
@@ -174,7 +175,7 @@ def test_z_up_files_stand_upright_in_gltf(tmp_path, up):
     turn = Z_UP_TO_Y_UP if up == "z" else np.eye(3)
     diag = np.linalg.norm(np.ptp(asset.vertices, axis=0))
     assert np.abs(world - frames @ turn.T).max() <= 1e-3 * diag
-    assert ("matrix" in load_document(path).json["nodes"][0]) == (up == "z")
+    assert (load_document(path).gltf.nodes[0].matrix is not None) == (up == "z")
     assert_valid_gltf(path)
 
 
@@ -202,7 +203,7 @@ def test_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
     def boom(self):
         raise OSError("disk full")
 
-    monkeypatch.setattr(gltf_doc.GltfDocument, "to_glb", boom)
+    monkeypatch.setattr(gltf_doc.GltfDocument, "glb_head", boom)
     with pytest.raises(OSError):
         write_animated(asset, [wobble(asset.vertices, 3)], path, fps=30)
     assert path.read_bytes() == b"previous"
@@ -220,17 +221,16 @@ def test_animations_that_drive_other_parts_play_together_and_alternatives_do_not
     """A milk truck's wheel spin and a deformation added to it play at once; two motions of
     the same body (animate --samples) are alternatives: the first unless one is named."""
     def anim(name, *targets):
-        return {"name": name, "samplers": [],
-                "channels": [{"sampler": 0, "target": {"node": n, "path": p}}
-                             for n, p in targets]}
+        return pygltflib.Animation(name=name, channels=[
+            pygltflib.AnimationChannel(sampler=0, target=pygltflib.AnimationChannelTarget(
+                node=n, path=p)) for n, p in targets])
 
-    doc = GltfDocument(json={"animations": [
+    doc = GltfDocument(gltf=pygltflib.GLTF2(animations=[
         anim("wheels", (3, "rotation"), (4, "rotation")),
         anim("neurok_0", (0, "weights"), (1, "weights")),
         anim("neurok_1", (0, "weights"), (1, "weights")),
-        {"samplers": [], "channels": [{"sampler": 0, "target": {"node": 0,
-                                                                 "path": "translation"}}]},
-    ]}, path=Path("truck.glb"))
+        anim(None, (0, "translation")),
+    ]), path=Path("truck.glb"))
     assert animations_together(doc) == ([0, 1, 3], [2])
     assert animations_together(doc, animation_index(doc, "neurok_1")) == ([2, 0, 3], [1])
     assert animation_index(doc, "3") == 3 and animation_names(doc, [3, 1]) == "'#3', 'neurok_0'"
@@ -238,7 +238,7 @@ def test_animations_that_drive_other_parts_play_together_and_alternatives_do_not
         animation_index(doc, "neurok_2")
     with pytest.raises(UsageError, match="no animation '4'"):
         animation_index(doc, "4")
-    assert animations_together(GltfDocument(json={})) == ([], [])
+    assert animations_together(GltfDocument(gltf=pygltflib.GLTF2())) == ([], [])
 
 
 def test_a_files_own_morph_animation_plays_as_it_did(tmp_path):
@@ -261,11 +261,12 @@ def test_a_files_own_morph_animation_plays_as_it_did(tmp_path):
         assert np.abs(ours.frames[:8] - (moved + during - asset.vertices)).max() < 1e-5, enc
         assert_valid_gltf(out)
         src, got = load_document(asset_path("simplemorph")), load_document(out)
-        for m_src, m_got in zip(src.json["meshes"], got.json["meshes"]):  # base data as it was
-            for p_src, p_got in zip(m_src["primitives"], m_got["primitives"]):
-                for name, acc in p_src["attributes"].items():
-                    assert np.array_equal(src.accessor(acc),
-                                          got.accessor(p_got["attributes"][name])), name
+        for m_src, m_got in zip(src.gltf.meshes, got.gltf.meshes):  # base data as it was
+            for p_src, p_got in zip(m_src.primitives, m_got.primitives):
+                for name, acc in vars(p_src.attributes).items():
+                    if acc is not None:
+                        assert np.array_equal(src.accessor(acc),
+                                              got.accessor(getattr(p_got.attributes, name))), name
 
 
 def test_ours_is_the_animation_to_show_when_the_file_has_its_own(tmp_path):
@@ -274,5 +275,5 @@ def test_ours_is_the_animation_to_show_when_the_file_has_its_own(tmp_path):
     write_animated(asset, [asset.vertices[None] + np.zeros((3, 1, 3))], out, fps=8,
                    names=["neurok_wobble"])
     doc = load_document(out)
-    assert first_of_ours(doc) == 0 and len(doc.json["animations"]) == 2
+    assert first_of_ours(doc) == 0 and len(doc.gltf.animations) == 2
     assert first_of_ours(load_document(asset_path("simplemorph"))) is None

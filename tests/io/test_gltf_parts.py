@@ -100,17 +100,17 @@ def test_the_first_animation_is_ours_with_the_files_own_looped(tmp_path):
     out = tmp_path / "truck.glb"
     write_animated(asset, [_dropped(asset.vertices, 49)], out, fps=24, names=["neurok_drop"])
     doc, src = load_document(out), load_document(asset_path("truck"))
-    anims = doc.json["animations"]
-    assert first_of_ours(doc) == 0 and anims[0]["name"] == "neurok_drop"
+    anims = doc.gltf.animations
+    assert first_of_ours(doc) == 0 and anims[0].name == "neurok_drop"
     kept = anims[1]  # the file's own, as it was
-    assert kept["channels"] == src.json["animations"][0]["channels"]
-    for a, b in zip(kept["samplers"], src.json["animations"][0]["samplers"]):
-        assert np.array_equal(doc.accessor(a["output"]), src.accessor(b["output"]))
+    assert kept.channels == src.gltf.animations[0].channels
+    for a, b in zip(kept.samplers, src.gltf.animations[0].samplers):
+        assert np.array_equal(doc.accessor(a.output), src.accessor(b.output))
     # ours spins the wheels for its whole 2 s, as a viewer loops the file's 1.25 s
-    spin = {c["target"]["node"]: Sampler(doc, anims[0]["samplers"][c["sampler"]], "rotation")
-            for c in anims[0]["channels"] if c["target"]["path"] == "rotation"
-            and c["target"]["node"] in WHEEL_NODES}
-    theirs = Sampler(src, src.json["animations"][0]["samplers"][0], "rotation")
+    spin = {c.target.node: Sampler(doc, anims[0].samplers[c.sampler], "rotation")
+            for c in anims[0].channels if c.target.path == "rotation"
+            and c.target.node in WHEEL_NODES}
+    theirs = Sampler(src, src.gltf.animations[0].samplers[0], "rotation")
     for t in (0.3, 0.9):
         q_ours, q_file = spin[4](1.25 + t), theirs(t)
         assert abs(abs(np.dot(q_ours, q_file)) - 1.0) < 1e-6
@@ -164,7 +164,7 @@ def test_the_animated_milk_truck_keeps_its_wheels(tmp_path):
     assert max(o.max() for o in offsets.values()) < 0.02
     doc = load_document(out)
     assert first_of_ours(doc) == 0
-    assert any(c["target"]["path"] == "weights" for c in doc.json["animations"][0]["channels"])
+    assert any(c.target.path == "weights" for c in doc.gltf.animations[0].channels)
     assert_valid_gltf(out)
 
 
