@@ -163,6 +163,11 @@ GLTF_CASES: dict[str, tuple[Callable[[dict], None], str]] = {
     "baseColorFactor of 3": (lambda js: js.update(materials=[{"pbrMetallicRoughness": {
         "baseColorFactor": [1, 1, 1]}}]), "baseColorFactor"),
     "Draco required": (_set("extensionsRequired", ["KHR_draco_mesh_compression"]), "Draco"),
+    # past gltf_check, pygltflib's decoder meets these (it raised AttributeError)
+    "a camera that is a number": (_set("cameras", [5]), "a property has a value of the wrong "
+                                                        "type"),
+    "normalTexture that is a number": (_set("materials", [{"normalTexture": 3}]), "wrong type"),
+    "extensions that are text": (_set("extensions", "unlit"), "wrong type"),
     "corrupt image data URI": (lambda js: (_textured(js), js.update(
         images=[{"uri": "data:image/png;base64,abc"}]))[0], "corrupt data URI"),
 }
