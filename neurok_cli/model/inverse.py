@@ -267,10 +267,27 @@ def fit_displacement(field: QueryField, target: Tensor, starts: Tensor, *, steps
     return dec.z, err
 
 
-def _nearest(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
-    """Distance (M,) and index (M,) of the nearest point of b (N, 3) to each of a (M, 3)."""
-    pairs = [torch.cdist(rows, b).min(dim=1) for rows in a.split(CHUNK)]
-    return torch.cat([d for d, _ in pairs]), torch.cat([n for _, n in pairs])
+def _nearest(a: Tensor, b: Tensor, tree=None) -> tuple[Tensor, Tensor]:
+    """Distance (M,) and index (M,) of the nearest point of b (N, 3) to each of a (M, 3).
+
+    On the CPU from a k-d tree over b (``tree``, from :func:`_tree`, where one is kept),
+    with exact distances (a cloud fit's ~300 searches both ways between 1k and 2k points:
+    1.2 s -> ~0.3 s against all pairwise distances, whose matrix-product form errs by
+    ~1e-7 of the size in float32)."""
+    if a.device.type != "cpu":
+        pairs = [torch.cdist(rows, b).min(dim=1) for rows in a.split(CHUNK)]
+        return torch.cat([d for d, _ in pairs]), torch.cat([n for _, n in pairs])
+    dist, idx = (tree or _tree(b)).query(a.detach().double().numpy())
+    return torch.from_numpy(dist).to(a.dtype), torch.from_numpy(idx).long()
+
+
+def _tree(points: Tensor):
+    """A k-d tree over points (N, 3) for :func:`_nearest`; None off the CPU."""
+    if points.device.type != "cpu":
+        return None
+    from scipy.spatial import cKDTree
+
+    return cKDTree(points.detach().double().numpy())
 
 
 def point_normals(points: Tensor, neighbours: int = 12) -> Tensor:
@@ -296,13 +313,14 @@ class _ChamferTrial:
         self.field, self.dec, self.goal, self.normals = field, dec, goal, normals
         self.rigid, self.reg = rigid, prior_weight / len(field.query)
         self.z, self.d, self.R, self.t = z, d, R, t
+        self.goal_tree = _tree(goal)  # the goal stays; the fitted points move
         self.state = self.measure(self.d, z, self.R, self.t)
         self.loss = self.state[0]
 
     def measure(self, d: Tensor, z: Tensor, R: Tensor, t: Tensor) -> tuple:
         """Loss and the per-point weights (P, 3, 3) and weighted residuals (P, 3) at a pose."""
         x = (self.field.query + d) @ R.T + t
-        d1, n1 = _nearest(x, self.goal)
+        d1, n1 = _nearest(x, self.goal, self.goal_tree)
         d2, n2 = _nearest(self.goal, x)
         loss = 0.5 * float(d1.mean() + d2.mean()) + 0.5 * self.reg * float(
             (z - self.field.mu).pow(2).sum())
