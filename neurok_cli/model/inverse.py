@@ -100,8 +100,8 @@ class QueryField:
         live = (z != self.mu).any(dim=-1).nonzero()[:, 0]  # rows at mu are not decoded
         if len(live):
             with torch.no_grad():
-                zl, prior = z[live], self.prior.repeat(len(live))
-                out[live] = torch.cat([self.model.field(zl, prior, q[None].expand(len(zl), -1, -1))
+                zl = z[live]  # the prior and queries of the one object serve every row
+                out[live] = torch.cat([self.model.field(zl, self.prior, q[None])
                                        for q in self.query.split(CHUNK)], dim=1) - self.base
         return out
 
