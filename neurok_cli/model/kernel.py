@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import rotation
+from . import rotation, strain
 from ._jit import njit
 
 # what advance() reports back
@@ -701,20 +701,21 @@ def energy(P, R_ref, y):
 
 
 def ready() -> bool:
-    """Whether the compiled steps (and the skinning's rotations, model/rotation.py) are
-    loaded or cached on disk for this source; if not, the first rollout compiles them
-    (about half a minute, once)."""
+    """Whether the compiled steps (and the skinning's rotations and the strain limit's
+    local step) are loaded or cached on disk for this source; if not, the first rollout
+    compiles them (about half a minute, once)."""
     try:
         return all(bool(f.signatures) or bool(f._cache._cache_file._load_index())
-                   for f in (advance, energy, rotation._nearest))
+                   for f in (advance, energy, rotation._nearest, strain._local))
     except Exception:  # numba's cache layout is not public: when unsure, say nothing
         return True
 
 
 def warm() -> None:
-    """Load (or, the first time, compile) the compiled steps, on a two-point body, and the
-    skinning's rotations: what a process pays once before its first rollout (numba's own
-    start-up and the cache), done early by :func:`warm_in_background`."""
+    """Load (or, the first time, compile) the compiled steps, on a two-point body, the
+    skinning's rotations and the strain limit's local step: what a process pays once
+    before its first rollout (numba's own start-up and the cache), done early by
+    :func:`warm_in_background`."""
     f, i = np.float64, np.int64
     k = 1
     P = Params(rest=np.zeros((2, 3)), linear=np.zeros((2, 3, k)),
@@ -732,6 +733,7 @@ def warm() -> None:
     advance(P, R, y, 0.0, 0.0, 1e-3, 0)
     energy(P, R, y)
     rotation.warm()
+    strain.warm()
 
 
 def warm_in_background() -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ._jit import njit
+
 SWEEPS = 30  # local-global steps at most (shapes within TOL of their band stop sooner)
 TOL = 1e-3  # relative to the rest length
 CHUNK = 128  # shapes projected together; each chunk stops when all of its shapes are in
@@ -96,8 +98,8 @@ def limit_strain(x: torch.Tensor, rest: torch.Tensor, edges: torch.Tensor | np.n
     Bd = B.to_dense()
     A = Bd.T @ (weight * Bd) + ANCHOR * torch.eye(n, dtype=x.dtype, device=x.device)
     # the held points are known: solve for the free ones only, with one inverse for all
-    system = _Band(B, weight, torch.linalg.inv(A[free][:, free]), A[free][:, ~free], free,
-                   length0, limit, tol)
+    system = _Band(B, edges, weight, torch.linalg.inv(A[free][:, free]), A[free][:, ~free],
+                   free, length0, limit, tol)
     flat0 = x.reshape(-1, n, 3).permute(1, 0, 2).reshape(n, -1)  # (N, 3K): shapes side by side
     parts = [system.project(chunk, iterations) for chunk in flat0.split(3 * CHUNK, dim=1)]
     flat = torch.cat([p for p, _ in parts], dim=1)
@@ -108,24 +110,72 @@ def limit_strain(x: torch.Tensor, rest: torch.Tensor, edges: torch.Tensor | np.n
 class _Band:
     """One graph's local-global projection onto its strain band (see limit_strain)."""
 
-    def __init__(self, B, weight, solve, couple, free, length0, limit, tol):
+    def __init__(self, B, edges, weight, solve, couple, free, length0, limit, tol):
         self.B, self.weight, self.solve, self.couple, self.free = B, weight, solve, couple, free
         self.length0, self.tol = length0, tol
         self.lo, self.hi = length0 * (1.0 - limit), length0 * (1.0 + limit)
+        self.compiled = solve.device.type == "cpu" and solve.dtype == torch.float64
+        if self.compiled:  # the edge loop in machine code: arrays for it
+            as_np = lambda t: np.ascontiguousarray(t.reshape(-1).numpy())  # noqa: E731
+            self.arrays = (as_np(edges[:, 0]), as_np(edges[:, 1]), as_np(self.lo),
+                           as_np(self.hi), as_np(length0), as_np(weight))
 
     def project(self, flat0: torch.Tensor, iterations: int) -> tuple[torch.Tensor, int]:
         """Shapes side by side (N, 3K) -> projected (N, 3K), sweeps taken."""
         e_n, free = self.B.shape[0], self.free
         flat = flat0.clone()
         held = self.couple @ flat0[~free]
+        anchor = ANCHOR * flat0
+        rhs = torch.empty_like(flat0) if self.compiled else None
         sweeps = 0
         for sweeps in range(1, iterations + 1):
-            d = (self.B @ flat).reshape(e_n, -1, 3)
-            length = d.norm(dim=-1).clamp_min(1e-12)  # (E, K)
-            target = torch.minimum(torch.maximum(length, self.lo), self.hi)
-            if float(((length - target).abs() / self.length0).max()) <= self.tol:
-                return flat, sweeps - 1
-            p = d * (target / length)[..., None]  # each edge's vector, clamped to the band
-            rhs = self.B.t() @ (self.weight * p.reshape(e_n, -1)) + ANCHOR * flat0
+            if self.compiled:  # edges clamped to the band and gathered at their ends at once
+                flat = flat.contiguous()
+                worst = _local(flat.numpy(), *self.arrays, rhs.numpy())
+                if worst <= self.tol:
+                    return flat, sweeps - 1
+                rhs += anchor
+            else:
+                d = (self.B @ flat).reshape(e_n, -1, 3)
+                length = d.norm(dim=-1).clamp_min(1e-12)  # (E, K)
+                target = torch.minimum(torch.maximum(length, self.lo), self.hi)
+                if float(((length - target).abs() / self.length0).max()) <= self.tol:
+                    return flat, sweeps - 1
+                p = d * (target / length)[..., None]  # each edge's vector, clamped to the band
+                rhs = self.B.t() @ (self.weight * p.reshape(e_n, -1)) + anchor
             flat[free] = self.solve @ (rhs[free] - held)
         return flat, sweeps
+
+
+@njit(cache=True)
+def _local(flat, e0, e1, lo, hi, length0, weight, rhs):
+    """The local step of :meth:`_Band.project` for shapes side by side ``flat`` (N, 3K):
+    each edge's vector clamped to its band, weighted, summed into ``rhs`` (N, 3K) at its
+    ends (Bᵀ W p); returns the largest distance of an edge from its band, relative to its
+    rest length (the stopping test, on the shapes before the step)."""
+    rhs[:] = 0.0
+    worst = 0.0
+    for e in range(e0.shape[0]):
+        i, j = e0[e], e1[e]
+        for c in range(0, flat.shape[1], 3):
+            dx, dy = flat[j, c] - flat[i, c], flat[j, c + 1] - flat[i, c + 1]
+            dz = flat[j, c + 2] - flat[i, c + 2]
+            length = max(np.sqrt(dx * dx + dy * dy + dz * dz), 1e-12)
+            target = min(max(length, lo[e]), hi[e])
+            worst = max(worst, abs(length - target) / length0[e])
+            r = target / length
+            px, py, pz = weight[e] * (dx * r), weight[e] * (dy * r), weight[e] * (dz * r)
+            rhs[j, c] += px
+            rhs[j, c + 1] += py
+            rhs[j, c + 2] += pz
+            rhs[i, c] -= px
+            rhs[i, c + 1] -= py
+            rhs[i, c + 2] -= pz
+    return worst
+
+
+def warm() -> None:
+    """Load (or, the first time, compile) the compiled local step."""
+    one = np.ones(1)
+    _local(np.zeros((2, 3)), np.zeros(1, np.int64), np.ones(1, np.int64), one, one, one, one,
+           np.zeros((2, 3)))
