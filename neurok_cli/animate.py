@@ -160,6 +160,12 @@ def preset_conditions(preset: str, category: str, size: float, o: Overrides
         c.impulses = [Impulse("top", (side, 0.0, 0.0), 0.0)]
     elif preset == "poke":
         c.impulses = [Impulse("front", (0.0, 0.0, -side), 0.3)]
+    elif preset == "sway" and category == "cloth":
+        # hung by one edge and let go level: it swings down and sways, damped by the air
+        # ("bottom" would hold all of a sheet lying flat: nothing would move)
+        c.pins = ["x<0.02"]
+        c.ground = False
+        height = 0.5
     elif preset == "sway":
         c.pins = ["x<0.05"] if category == "beam" else ["bottom"]
         c.ground = category != "beam"

@@ -135,3 +135,20 @@ def test_unknown_preset_and_weights():
         preset_conditions("jump", "soft", 1.0, Overrides())
     with pytest.raises(InputError, match="neurok-base"):
         resolve_weights("no-such-bundle")
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_no_preset_holds_all_of_a_flat_sheet(preset):
+    """A cloth lying flat: "bottom" would be all of it, and a preset that pins everything
+    gives a clip in which nothing moves (sway did, before it hung a cloth by one edge)."""
+    from neurok_cli.sim.conditions import select_region
+
+    u, w = np.meshgrid(np.linspace(0, 1, 12), np.linspace(0, 1, 12))
+    sheet = np.stack([u.ravel(), np.zeros(u.size), w.ravel()], axis=1)
+    cond, _ = preset_conditions(preset, "cloth", 1.0, Overrides())
+    held = np.zeros(len(sheet), bool)
+    for region in cond.pins:
+        held |= select_region(region, sheet)
+    assert held.mean() < 0.2
+    if preset == "sway":
+        assert held.any() and not cond.ground
