@@ -193,14 +193,10 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     roll = _integrate(dyn, obj, sub, model.cfg.latent_dim, cfg, gen, progress)
     clock["integrate"] = time.perf_counter()
     with torch_threads(window.spare_threads() if on_cpu else torch.get_num_threads()):
-        frames, residual, sweeps = _decode_frames(roll, decode, fit.shape, obj,
-                                                  cfg.strain_limit, decoded)
-    sunk = 0.0
-    if cfg.conditions.ground:  # the contact acts at the dynamics points; between them, a
-        # vertex that the coarser sampling lets into the ground (up to ~3 % of the size,
-        # measured on a penguin lying on its side) is lifted onto it
-        sunk = float(max(-frames[..., 1].min(), 0.0)) / obj.size
-        frames[..., 1] = np.maximum(frames[..., 1], 0.0)
+        frames, residual, sweeps, lowest = _decode_frames(
+            roll, decode, fit.shape, obj, cfg.strain_limit, decoded,
+            ground=cfg.conditions.ground)
+    sunk = max(-lowest, 0.0) / obj.size if cfg.conditions.ground else 0.0
     clock["decode"] = time.perf_counter()
     stats = {"vertices": len(obj.v), "driving_points": len(obj.query_idx),
              "dynamics_points": len(obj.dyn_idx), "latent_dims": model.cfg.latent_dim,
@@ -477,14 +473,16 @@ def _modes_fit(rest, mass, edges, k_edge, k_q, pinned, clamped, vc, dyn_idx, que
 
 def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _Object,
                    strain_limit: float | None,
-                   progress: Callable[[int, int], None] | None = None
-                   ) -> tuple[np.ndarray, float, int]:
+                   progress: Callable[[int, int], None] | None = None, *,
+                   ground: bool = False) -> tuple[np.ndarray, float, int, float]:
     """Every frame's vertices (S, T, N, 3), metres: the decoded displacements at the query
     points (kept within the strain limit on their own graph), carried to the vertices by
-    locally affine skinning, turned and moved with the frame; pinned vertices held. Also
-    the quadratic map's RMS residual along the run (fraction of the size) and the sweeps
-    the strain limit took. The vertices are made a block of frames at a time, each written
-    once into the result, and ``progress(done, total)`` follows the frames."""
+    locally affine skinning, turned and moved with the frame; pinned vertices held; with
+    ``ground``, vertices below it lifted onto it. Also the quadratic map's RMS residual
+    along the run (fraction of the size), the sweeps the strain limit took and the lowest
+    height a vertex had before the lift (m). The vertices are made a block of frames at a
+    time, each written once into the result, and ``progress(done, total)`` follows the
+    frames."""
     v, faces, com, size, pinned_v = obj.v, obj.faces, obj.com, obj.size, obj.pinned
     dyn_in_query, query_idx = obj.dyn_in_query, obj.query_idx
     T, S, k = roll.q.shape
@@ -508,6 +506,7 @@ def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _O
     shift = torch.as_tensor(com) + roll.translation.reshape(T, S, 3).to(torch.float64)
     hold = _pin_hold(obj)
     out = np.empty((S, T, len(v), 3))
+    lowest = np.inf
     step = max(1, DECODE_FRAMES // S)
     for t0 in range(0, T, step):
         t1 = min(t0 + step, T)
@@ -522,9 +521,15 @@ def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _O
             near, fade = hold
             block = out[:, t0:t1]
             block += fade * (v[near][None, None] - block[:, :, near])
+        if ground:  # the contact acts at the dynamics points; between them, a vertex that
+            # the coarser sampling lets into the ground (up to ~3 % of the size, measured
+            # on a penguin lying on its side) is lifted onto it, while the block is at hand
+            height = out[:, t0:t1, :, 1]
+            lowest = min(lowest, float(height.min()))
+            np.maximum(height, 0.0, out=height)
         if progress is not None:
             progress(t1, T)
-    return out, residual, sweeps
+    return out, residual, sweeps, lowest
 
 
 def _pin_hold(obj: _Object) -> tuple[np.ndarray, np.ndarray] | None:
