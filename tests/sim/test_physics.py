@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import trimesh
 
+from neurok_cli.errors import UsageError
 from neurok_cli.sim.conditions import Conditions, Impulse, SimMaterial, select_region
 from neurok_cli.sim.engine import SimResult, _check_frame, energy_gain, run
 from neurok_cli.sim.setup import prepare
@@ -132,3 +133,16 @@ def test_regions_on_a_flat_mesh():
     assert select_region("z>0.9 & x>0.9", v).tolist() == [False, True, False]
     assert select_region("z<0.5 & y>0.9", v).tolist() == [False, False, True]
     assert not select_region("x>2", v).any()
+
+
+def test_pins_that_hold_everything_are_refused():
+    """"bottom" of a sheet lying flat is all of it: refused, rather than a clip in which
+    nothing moves; the same for every node of a soft body's cage."""
+    v, f = _sheet()
+    with pytest.raises(UsageError, match="holds all of the object"):
+        prepare(v, f, "cloth", SimMaterial(), Conditions(pins=["bottom"]))
+    box = trimesh.creation.box(extents=(0.4, 0.2, 0.3))
+    with pytest.raises(UsageError, match="holds all of the object"):
+        prepare(box.vertices, box.faces, "soft", SimMaterial(), Conditions(pins=["y>-1"]))
+    spec = prepare(v, f, "cloth", SimMaterial(), Conditions(pins=["x<0.05"]))
+    assert 0 < len(spec.pinned_vertices) < len(v)
