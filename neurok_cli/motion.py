@@ -233,6 +233,9 @@ def _sample(v: np.ndarray, faces: np.ndarray, cfg: MotionConfig, n_query: int) -
         pinned |= select_region(region, v)
     if cond.pins and not pinned.any():
         raise UsageError(f"--pin {' '.join(cond.pins)} selects no vertex")
+    if pinned.all():  # "bottom" of a sheet lying flat: a clip in which nothing moves
+        raise UsageError(f"--pin {' '.join(cond.pins)} holds all of the object, so nothing "
+                         "could move; pin a part of it (e.g. --pin 'x<0.05')")
     drive_idx = farthest_point_sample(vc, min(n_query, len(v)), generator=cfg.seed).numpy()
     special = []
     if pinned.any():

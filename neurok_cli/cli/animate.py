@@ -47,8 +47,9 @@ def animate(
     fps: o.Fps = 30.0,
     preset: Annotated[str | None, o.Opt(
         panel=o.MOTION, metavar=o.choices(*PRESETS), show_default=o.BY_MATERIAL,
-        help="What happens: drop onto the ground, wobble, poke, sway (pinned at the bottom), "
-             "flutter in the wind, or free (only the options below).")] = None,
+        help="What happens: drop onto the ground, wobble, poke, sway (pinned at the bottom, a "
+             "beam by one end, a cloth hung by one edge), flutter in the wind, or free (only "
+             "the options below).")] = None,
     samples: Annotated[int, o.Opt(
         panel=o.MOTION, metavar="N",
         help=ranged("Number of different plausible motions.", "samples", "animate"))] = 1,

@@ -104,7 +104,7 @@ ANIMATE = [
     (["--pin", "y>1.2.3"], "--pin"), (["--pin", "1-"], "--pin"), (["--pin", "5-3"], "--pin"),
     (["--pin", ""], "--pin"), (["--pin", "y>nan"], "--pin"), (["--pin", "q>0.5"], "--pin"),
     (["--pin", ","], "--pin"), (["--pin", "y>1e999"], "--pin"), (["--pin", "top &"], "--pin"),
-    (["--pin", "top", "--pin", "x<<1"], "--pin"),
+    (["--pin", "top", "--pin", "x<<1"], "--pin"), (["--pin", "y>-1"], "holds all"),
     (["--push", "top:1,2,3@nan"], "--push"), (["--push", "top:1,2,3@-1"], "--push"),
     (["--push", "top:1,2,3@inf"], "--push"), (["--push", "top:1,2,3@soon"], "--push"),
     (["--push", "top:nan,0,0"], "--push"), (["--push", "top:1,2"], "--push"),
@@ -124,6 +124,7 @@ SIMULATE = [
     (["--push", "top:1,2,3@nan"], "--push"), (["--drop", "nan"], "--drop"),
     (["--size", "1e-9"], "--size"), (["--friction", "inf"], "--friction"),
     (["--cells", "0,0,0"], "--cells"), (["--cells", "a,b,c"], "--cells"),
+    (["--pin", "y>-1"], "holds all"),
 ]
 PREVIEW = [
     (["--azimuth", "nan"], "--azimuth"), (["--azimuth", "inf"], "--azimuth"),
