@@ -118,8 +118,8 @@ def summary_table(metrics: dict, plaus: list[dict]) -> list[str]:
                    f"engine {evol}{e['crumple']:.3f} | {same} |")
     if plaus:
         r = plaus[0]
-        out.append(f"| {r['asset']} {r['preset']}, whole command | {r['animate_s']:.1f} s | "
-                   f"`neurok simulate` {r['simulate_s']:.1f} s | same |")
+        out.append(f"| {r['asset']} {r['preset']}, in one process (loading to written GLB) | "
+                   f"{r['animate_s']:.1f} s | `neurok simulate` {r['simulate_s']:.1f} s | same |")
     return out
 
 
