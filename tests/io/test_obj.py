@@ -38,6 +38,8 @@ BAD = {
                                         "refers to vertex 3, but only 2"),
     "index 0": ("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 0\n", ":4: face refers to vertex 0"),
     "a bad number": ("v 0 0 0\nv 1 0 x\nv 0 1 0\nf 1 2 3\n", ":2: bad number"),
+    "numbers that add up across lines": ("v 0 0 0 0\nv 1 0\nv 0 1 0\nf 1 2 3\n",
+                                         "too few numbers"),
     "four fields": ("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1/1/1/1 2/1/1/1 3/1/1/1\nvt 0 0\nvn 0 0 1\n",
                     ":4: face refers to texture coordinate 1"),
 }
