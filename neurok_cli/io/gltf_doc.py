@@ -7,10 +7,12 @@ rather than functions over ``GLTF2``, because pygltflib keeps binary data beside
 only for GLB files and has no typed-array access at all: the accessor helpers (read as NumPy,
 append NumPy) need the blob and the document together, and a class keeps them together.
 
-pygltflib's objects carry ``extensions`` and ``extras``, so what a file holds passes through
-untouched. Where its JSON reading and writing fall short (strict numbers, cut GLB files,
-checking, gaps in its decoder, extras lost on writing), gltf_json.py fills in, with the
-measurements. Our own code stays here too where pygltflib falls short, measured:
+pygltflib's objects carry ``extensions`` and ``extras``, so a file's extensions and extras
+pass through untouched; properties outside the glTF schema are dropped (its classes have no
+place for them, and the Khronos validator reports them as unexpected). Where its JSON
+reading and writing fall short (strict numbers, cut GLB files, checking, gaps in its
+decoder, extras lost on writing), gltf_json.py fills in, with the measurements. Our own code
+stays here too where pygltflib falls short, measured:
 
 - **Buffers.** ``GLTF2.load_file_uri`` and ``buffers_to_binary_blob`` join the file's folder
   and a URI without a guard (``../secret`` is read) and without percent-decoding it; its data

@@ -139,14 +139,17 @@ def decode(js: dict, path: Path) -> pygltflib.GLTF2:
     """pygltflib's document from checked JSON (:func:`parse`), with the gaps of its decoder
     filled: targets as Attributes, node weights, sampler names, extras of any JSON type.
     ``js`` is consumed (its odd extras are moved into the result)."""
-    odd = _set_aside_extras(js, ())
     try:
+        odd = _set_aside_extras(js, ())
         with warnings.catch_warnings():  # as GLTF2.from_json: a missing "scene" warns
             warnings.simplefilter("ignore", RuntimeWarning)
             gltf = pygltflib.GLTF2.from_dict(js, infer_missing=True)
     except (AttributeError, TypeError, ValueError, KeyError) as e:  # a wrongly typed object
         raise InputError(f"{path}: a property has a value of the wrong type ({e}); the file is "
                          "not valid glTF 2.0") from e
+    except RecursionError as e:  # properties nested past what any glTF needs
+        raise InputError(f"{path}: properties nested too deeply; the file is not valid "
+                         "glTF 2.0") from e
     for mesh in gltf.meshes:
         for prim in mesh.primitives:
             prim.attributes = pygltflib.Attributes(**(prim.attributes or {}))
@@ -156,11 +159,28 @@ def decode(js: dict, path: Path) -> pygltflib.GLTF2:
     gltf.samplers = [Sampler(**_fields(s), name=raw.get("name"))
                      for s, raw in zip(gltf.samplers, js.get("samplers", []))]
     for where, extras in odd:
-        obj = gltf
-        for step in where:
-            obj = obj[step] if isinstance(step, int) else getattr(obj, step)
-        obj.extras = extras
+        _restore_extras(gltf, where, extras)
     return gltf
+
+
+def _restore_extras(gltf: pygltflib.GLTF2, where: tuple, extras: object) -> None:
+    """Put ``extras`` back on the object at ``where``; an object of a property outside the
+    schema is not there (pygltflib's classes have no place for it), and its extras go with
+    it."""
+    obj: object = gltf
+    for step in where:
+        if isinstance(step, int):
+            obj = obj[step] if isinstance(obj, list) and step < len(obj) else None
+        elif isinstance(obj, dict):
+            obj = obj.get(step)
+        else:
+            obj = getattr(obj, step, None)
+        if obj is None:
+            return
+    if hasattr(obj, "extras"):
+        obj.extras = extras
+    elif isinstance(obj, dict):
+        obj["extras"] = extras
 
 
 def _fields(obj: object) -> dict:

@@ -191,3 +191,15 @@ def test_wrongly_typed_objects_are_refused_by_name(tmp_path):
     src.write_text(json.dumps(js))
     with pytest.raises(InputError, match="bad.gltf: .*wrong type"):
         load_document(src)
+
+
+def test_a_property_outside_the_schema_with_odd_extras_is_dropped_not_a_crash(tmp_path):
+    """Extras set aside for the decoder are put back where pygltflib kept the object; a
+    property it has no place for (here a node's "foo") is dropped with its extras."""
+    js = _unknown_things()
+    js["nodes"][0]["foo"] = {"extras": 1, "bar": [{"extras": "x"}]}
+    js["nodes"][0]["extras"] = "kept"
+    src = tmp_path / "foo.gltf"
+    src.write_text(json.dumps(js))
+    doc = load_document(src)
+    assert doc.gltf.nodes[0].extras == "kept" and not hasattr(doc.gltf.nodes[0], "foo")
