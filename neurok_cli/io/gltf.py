@@ -25,6 +25,7 @@ from .encoding import ENCODINGS, encode, fit_normals, unit_weights
 from .gltf_build import GENERATOR, build_document, part_normals
 from .gltf_doc import ARRAY_BUFFER, GltfDocument, copy_document
 from .gltf_parts import Rider, file_weight_tracks, find_riders, ride_and_compose
+from .gltf_scene import default_weights
 from .mesh import Z_UP_TO_Y_UP
 from .normals import turned_normal_deltas, vertex_normals
 
@@ -282,7 +283,7 @@ def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.nd
     for node_i, mesh_i in nodes.items():
         mesh, node = doc.gltf.meshes[mesh_i], doc.gltf.nodes[node_i]
         e = node_existing[node_i]
-        old = (node.weights if node.weights is not None else mesh.weights or [0.0] * e)[:e]
+        old = (default_weights(node, mesh) or [0.0] * e)[:e]
         defaults[node_i] = np.asarray(old, np.float64)
         full = [float(x) for x in np.concatenate([old, weights[0]])]
         mesh.weights = full
