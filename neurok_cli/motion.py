@@ -52,7 +52,7 @@ from .model.skinning import Skin, point_neighbours, smooth_weights
 from .model.strain import driving_graph, limit_strain, mesh_edges
 from .model.threads import CpuWindow, torch_threads
 from .model.volume import VolumeTerm
-from .sim.conditions import Conditions, SimMaterial, select_region
+from .sim.conditions import Conditions, SimMaterial, pinned_by
 from .sim.engine import AIR_DENSITY, DRAG
 from .sim.scene import total_mass
 
@@ -228,14 +228,7 @@ def _sample(v: np.ndarray, faces: np.ndarray, cfg: MotionConfig, n_query: int) -
     lo, hi = v.min(axis=0), v.max(axis=0)
     size = float((hi - lo).max())
     vc = (v - (lo + hi) / 2.0) / size
-    pinned = np.zeros(len(v), bool)
-    for region in cond.pins:
-        pinned |= select_region(region, v)
-    if cond.pins and not pinned.any():
-        raise UsageError(f"--pin {' '.join(cond.pins)} selects no vertex")
-    if pinned.all():  # "bottom" of a sheet lying flat: a clip in which nothing moves
-        raise UsageError(f"--pin {' '.join(cond.pins)} holds all of the object, so nothing "
-                         "could move; pin a part of it (e.g. --pin 'x<0.05')")
+    pinned = pinned_by(cond.pins, v)
     drive_idx = farthest_point_sample(vc, min(n_query, len(v)), generator=cfg.seed).numpy()
     special = []
     if pinned.any():

@@ -118,6 +118,26 @@ def check_region(expr: str, name: str = "region") -> None:
         _comparisons(expr, text, name)
 
 
+def pinned_by(regions: list[str], vertices: np.ndarray) -> np.ndarray:
+    """(N,) bool: the vertices any of the ``--pin`` regions holds; a region list that holds
+    none of them, or all of them (nothing could move), is a UsageError."""
+    held = np.zeros(len(vertices), bool)
+    for region in regions:
+        held |= select_region(region, vertices)
+    if regions and not held.any():
+        raise UsageError(f"--pin {' '.join(regions)} selects no vertex")
+    check_not_all(held, regions)
+    return held
+
+
+def check_not_all(held: np.ndarray, regions: list[str]) -> None:
+    """Pins that hold every vertex (or cage node) leave nothing to move: "bottom" of a
+    sheet lying flat is all of it."""
+    if len(held) and held.all():
+        raise UsageError(f"--pin {' '.join(regions)} holds all of the object, so nothing "
+                         "could move; pin a part of it (e.g. --pin 'x<0.05')")
+
+
 def select_region(expr: str, vertices: np.ndarray) -> np.ndarray:
     """Vertices (N, 3) selected by ``expr``: a boolean mask (N,).
 

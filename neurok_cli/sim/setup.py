@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
-from .conditions import Conditions, SimMaterial, select_region
+from .conditions import Conditions, SimMaterial, check_not_all, pinned_by, select_region
 from .scene import CELL_DOFS, TIMESTEPS, SceneSpec, from_mj, to_mj, total_mass
 
 DEFAULT_BEAM_PIN = "x<0.02"
@@ -38,13 +38,7 @@ def _pins(vertices: np.ndarray, regions: list[str], nodes: np.ndarray | None) ->
     if not regions:
         return np.zeros(0, np.int64)
     if nodes is None:
-        mask = np.zeros(len(vertices), bool)
-        for r in regions:
-            mask |= select_region(r, vertices)
-        if not mask.any():
-            raise UsageError(f"--pin {' '.join(regions)} selects no vertex")
-        _check_not_all(mask, regions)
-        return np.flatnonzero(mask)
+        return np.flatnonzero(pinned_by(regions, vertices))
     lo, ext = vertices.min(axis=0), np.maximum(np.ptp(vertices, axis=0), 1e-12)
     # a node is pinned when the region holds it, judged on the vertices' bounding box
     both = np.vstack([vertices, nodes])
@@ -63,16 +57,8 @@ def _pins(vertices: np.ndarray, regions: list[str], nodes: np.ndarray | None) ->
         target = (vertices[sel].mean(axis=0) - lo) / ext
         d = np.linalg.norm((nodes - lo) / ext - target, axis=1)
         mask = d <= d.min() + 1e-9
-    _check_not_all(mask, regions)
+    check_not_all(mask, regions)
     return np.flatnonzero(mask)
-
-
-def _check_not_all(held: np.ndarray, regions: list[str]) -> None:
-    """Pins that hold every vertex (or node) leave nothing to move: "bottom" of a sheet
-    lying flat is all of it."""
-    if held.all():
-        raise UsageError(f"--pin {' '.join(regions)} holds all of the object, so nothing "
-                         "could move; pin a part of it (e.g. --pin 'x<0.05')")
 
 
 def prepare(vertices: np.ndarray, faces: np.ndarray, category: str, material: SimMaterial,
