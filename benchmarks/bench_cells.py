@@ -32,8 +32,7 @@ from neurok_cli.evaluate.metrics import rigid_residual
 from neurok_cli.evaluate.plausibility import crumple
 from neurok_cli.io.atomic import atomic_path
 from neurok_cli.sim.engine import run
-from neurok_cli.sim.generate import GenerateConfig, _shape, plan
-from neurok_cli.sim.sampling import sample_conditions, sample_dof, sample_material
+from neurok_cli.sim.generate import GenerateConfig, job_inputs, plan
 from neurok_cli.sim.setup import auto_cells, prepare
 
 
@@ -45,12 +44,8 @@ def soft_jobs(count: int) -> list:
     for job in plan(cfg):
         if job.category != "soft" or job.split != "train":
             continue
-        rng = np.random.default_rng([*job.seed, 1])  # the generator's own draws, in its order
-        shape = _shape(job, rng, None)
-        size = float(np.ptp(shape.vertices, axis=0).max())
-        material = sample_material("soft", rng, shape.vertices)
-        cond = sample_conditions("soft", rng, size, job.family, 0.0)
-        if sample_dof("soft", rng, job.family) == "trilinear":
+        shape, material, cond, dof = job_inputs(job, cfg)
+        if dof == "trilinear":
             out.append((job.name, shape, material, cond))
         if len(out) == count:
             break

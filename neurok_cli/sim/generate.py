@@ -36,7 +36,7 @@ from .engine import SimResult, run
 from .sampling import sample_conditions, sample_dof, sample_material
 from .scene import build_xml
 from .setup import prepare
-from .shapes import CATEGORY_FAMILIES, make_shape, shape_from_mesh
+from .shapes import CATEGORY_FAMILIES, Shape, make_shape, shape_from_mesh
 
 # shape families kept out of training: the test split measures generalization to new shapes
 TEST_FAMILIES = {"soft": ("torus", "mushroom"), "cloth": ("disc",), "beam": ("rod",)}
@@ -116,17 +116,23 @@ def _shape(job: Job, rng: np.random.Generator, shapes_dir: Path | None):
     return make_shape(job.family, rng)
 
 
-def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
-    """Simulate one job and save it; returns (name, rejection reason or None, seconds)."""
-    from .. import __version__
-
-    t0 = time.perf_counter()
+def job_inputs(job: Job, cfg: GenerateConfig) -> tuple[Shape, SimMaterial, Conditions, str]:
+    """What a job simulates: its shape, material, conditions and dof, drawn in this order
+    from the job's own generator (the order is part of what makes a corpus rebuild)."""
     rng = np.random.default_rng([*job.seed, 1])
     shape = _shape(job, rng, cfg.shapes)
     size = float(np.ptp(shape.vertices, axis=0).max())
     material = sample_material(job.category, rng, shape.vertices)
     cond = sample_conditions(job.category, rng, size, job.family, cfg.interior_pins)
-    dof = sample_dof(job.category, rng, job.family)
+    return shape, material, cond, sample_dof(job.category, rng, job.family)
+
+
+def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
+    """Simulate one job and save it; returns (name, rejection reason or None, seconds)."""
+    from .. import __version__
+
+    t0 = time.perf_counter()
+    shape, material, cond, dof = job_inputs(job, cfg)
     try:
         spec = prepare(shape.vertices, shape.faces, job.category, material, cond, dof=dof)
     except NeurokError as e:  # e.g. a pin region that misses this shape: count, go on
