@@ -39,6 +39,7 @@ from .io.atomic import atomic_path
 from .io.mesh import GLTF_SUFFIXES, CanonicalFrame, canonical_frame, load_mesh
 from .model import NeurokModel, farthest_point_sample
 from .model.inverse import QueryField, fit_displacement, fit_surface
+from .model.threads import torch_threads
 from .motion import LatentStart, encode_object
 
 if TYPE_CHECKING:
@@ -319,13 +320,8 @@ def _one_thread(device: torch.device) -> Iterator[None]:
     channels, too little for intra-op threads to gain, and their hand-offs cost far more once
     another process shares the cores (a 1,024-point decode and backward on a busy 2-core
     machine: 28 ms on one thread, 160 ms on two)."""
-    threads = torch.get_num_threads()
-    if device.type == "cpu":
-        torch.set_num_threads(1)
-    try:
+    with torch_threads(1 if device.type == "cpu" else torch.get_num_threads()):
         yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _fit_shapes(fitter: _Fitter, obs: Observation, frame: CanonicalFrame,

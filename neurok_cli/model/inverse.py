@@ -272,7 +272,7 @@ def _nearest(a: Tensor, b: Tensor, tree=None) -> tuple[Tensor, Tensor]:
 
     On the CPU from a k-d tree over b (``tree``, from :func:`_tree`, where one is kept),
     with exact distances (a cloud fit's ~300 searches both ways between 1k and 2k points:
-    1.2 s -> ~0.3 s against all pairwise distances, whose matrix-product form errs by
+    1.2 s -> ~0.3-0.4 s against all pairwise distances, whose matrix-product form errs by
     ~1e-7 of the size in float32)."""
     if a.device.type != "cpu":
         pairs = [torch.cdist(rows, b).min(dim=1) for rows in a.split(CHUNK)]

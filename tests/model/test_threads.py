@@ -1,17 +1,53 @@
-"""Torch threads for a stage: within [1, torch's setting], the setting restored after."""
+"""Torch threads for a stage: the cores the other processes left, within [1, torch's
+setting], the setting restored after."""
 
-import time
+import os
 
+import pytest
 import torch
 
+from neurok_cli.model import threads
 from neurok_cli.model.threads import CpuWindow, torch_threads
 
 
-def test_spare_threads_is_within_one_and_the_setting():
+@pytest.fixture
+def machine(monkeypatch):
+    """A machine whose clock, total CPU time and our own CPU time the test sets."""
+    now = {"wall": 0.0, "busy": 100.0, "own": 10.0}
+    monkeypatch.setattr(threads.time, "perf_counter", lambda: now["wall"])
+    monkeypatch.setattr(threads, "_busy_seconds", lambda: now["busy"])
+    monkeypatch.setattr(threads, "_own", lambda: now["own"])
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    return now
+
+
+@pytest.mark.parametrize("others, ours, expected", [
+    (0.0, 1.0, 2),  # an idle machine: both cores
+    (1.0, 1.0, 1),  # another process busy on one core the whole time: one
+    (0.4, 0.5, 2),  # another process busy 40 % of the time: it rounds to none
+    (2.0, 0.0, 1),  # both cores taken: still one
+])
+def test_spare_threads_are_the_cores_others_left(machine, others, ours, expected):
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        window = CpuWindow()
+        machine["wall"] += 1.0  # one second: `others` cores of other processes, `ours` of ours
+        machine["busy"] += others + ours
+        machine["own"] += ours
+        assert window.spare_threads() == expected
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_too_short_a_window_or_no_proc_stat_keeps_the_setting(machine, monkeypatch):
     window = CpuWindow()
-    assert window.spare_threads() == torch.get_num_threads()  # too short to measure
-    time.sleep(0.1)
-    assert 1 <= window.spare_threads() <= torch.get_num_threads()
+    machine["wall"] += 0.01
+    assert window.spare_threads() == torch.get_num_threads()
+    monkeypatch.setattr(threads, "_busy_seconds", lambda: None)
+    window = CpuWindow()
+    machine["wall"] += 1.0
+    assert window.spare_threads() == torch.get_num_threads()
 
 
 def test_torch_threads_restores_the_setting_also_after_an_error():
