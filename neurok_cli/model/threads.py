@@ -22,14 +22,27 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _busy_seconds() -> float | None:
-    """CPU seconds all processes spent (all cores) since boot, or None off Linux."""
+    """CPU seconds all processes spent since boot on the cores this process may run on
+    (its affinity: on a host shared through cpusets, the other cores' load is not ours to
+    subtract), or None off Linux."""
+    mine = _cores()
     try:
         with open("/proc/stat") as f:
-            fields = [float(x) for x in f.readline().split()[1:]]
-    except (OSError, ValueError, IndexError):
+            rows = [line.split() for line in f if line.startswith("cpu") and line[3:4].isdigit()]
+    except (OSError, ValueError):
         return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
-    return (sum(fields[:8]) - idle) / _TICK  # guest time is counted within user
+    total = 0.0
+    for row in rows:
+        if mine is not None and int(row[0][3:]) not in mine:
+            continue
+        fields = [float(x) for x in row[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
+        total += sum(fields[:8]) - idle  # guest time is counted within user
+    return total / _TICK if rows else None
+
+
+def _cores() -> set[int] | None:
+    return os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
 
 
 class CpuWindow:
@@ -47,8 +60,8 @@ class CpuWindow:
         if busy is None or self.busy is None or wall < 0.05:
             return most
         others = max(busy - self.busy - (_own() - self.own), 0.0) / wall  # cores
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else (os.cpu_count() or 1)
+        mine = _cores()
+        cores = len(mine) if mine is not None else (os.cpu_count() or 1)
         return max(1, min(most, int(cores - others + 0.5)))
 
 

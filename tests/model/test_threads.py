@@ -1,7 +1,6 @@
 """Torch threads for a stage: the cores the other processes left, within [1, torch's
 setting], the setting restored after."""
 
-import os
 
 import pytest
 import torch
@@ -17,7 +16,7 @@ def machine(monkeypatch):
     monkeypatch.setattr(threads.time, "perf_counter", lambda: now["wall"])
     monkeypatch.setattr(threads, "_busy_seconds", lambda: now["busy"])
     monkeypatch.setattr(threads, "_own", lambda: now["own"])
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(threads, "_cores", lambda: {0, 1})
     return now
 
 
@@ -59,3 +58,19 @@ def test_torch_threads_restores_the_setting_also_after_an_error():
     except RuntimeError:
         pass
     assert torch.get_num_threads() == before
+
+
+def test_busy_time_counts_only_the_cores_this_process_may_use(monkeypatch):
+    """On a host shared through cpusets, /proc/stat lists every core; the load on cores we
+    cannot run on must not count against ours."""
+    import io
+
+    stat = ("cpu  1000 0 0 5000 0 0 0 0 0 0\n"
+            "cpu0 100 0 0 2500 0 0 0 0 0 0\n"
+            "cpu1 900 0 0 2500 0 0 0 0 0 0\n"
+            "intr 12345\n")
+    monkeypatch.setattr(threads, "open", lambda *a, **k: io.StringIO(stat), raising=False)
+    monkeypatch.setattr(threads, "_cores", lambda: {0})
+    assert threads._busy_seconds() == 100 / threads._TICK
+    monkeypatch.setattr(threads, "_cores", lambda: {0, 1})
+    assert threads._busy_seconds() == 1000 / threads._TICK
