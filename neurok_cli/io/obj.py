@@ -267,13 +267,8 @@ class _Lines:
             if not ((i >= 0) & (i < before)).all():
                 return None
             idx[:, k] = i
-        start = np.cumsum(sizes) - sizes
-        per = sizes - 2  # triangles per face
-        tri_face = np.repeat(np.arange(len(faces)), per)
-        j = np.arange(len(tri_face)) - np.repeat(np.cumsum(per) - per, per) + 1
-        first = start[tri_face]
-        corner = np.stack([first, first + j, first + j + 1], axis=1)  # (T, 3)
-        return tri_face, idx[corner]
+        tri_face = np.repeat(np.arange(len(faces)), sizes - 2)  # each triangle's face
+        return tri_face, idx[_fan(sizes)]
 
 
 def _numbers(rows: list[list[str]], n: int) -> np.ndarray | None:
