@@ -11,7 +11,7 @@ sequence: animated glTF or frame folder) + rest -> the rest's canonical frame ->
   the Chamfer distance, from the prior mean in that pose and from the encoder's guess on
   nearest-point displacements;
 
-(Levenberg-Marquardt, model/inverse.py) on one torch thread (see _one_thread);
+(Levenberg-Marquardt, model/inverse.py) on one torch thread (see fit);
 
 then the fitted error (Chamfer-L1 over surface samples, unit: the observed bounding-box
 diagonal) and, for a sequence, the initial conditions (z, ż, velocity, spin) of its first and
@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +38,7 @@ from .io.atomic import atomic_path
 from .io.mesh import GLTF_SUFFIXES, CanonicalFrame, canonical_frame, load_mesh
 from .model import NeurokModel, farthest_point_sample
 from .model.inverse import QueryField, fit_displacement, fit_surface
-from .model.threads import torch_threads
+from .model.threads import one_thread_on
 from .motion import LatentStart, encode_object
 
 if TYPE_CHECKING:
@@ -314,16 +313,6 @@ def _initial_state(fits: list[ShapeFit], times: np.ndarray, at: int, com: np.nda
             "translation": f[0].translation}
 
 
-@contextmanager
-def _one_thread(device: torch.device) -> Iterator[None]:
-    """Torch on one thread while fitting on CPU: each decoder call holds ~1k points x 128
-    channels, too little for intra-op threads to gain, and their hand-offs cost far more once
-    another process shares the cores (a 1,024-point decode and backward on a busy 2-core
-    machine: 28 ms on one thread, 160 ms on two)."""
-    with torch_threads(1 if device.type == "cpu" else torch.get_num_threads()):
-        yield
-
-
 def _fit_shapes(fitter: _Fitter, obs: Observation, frame: CanonicalFrame,
                 welded_index: np.ndarray | None,
                 progress: Callable[[int, int], None] | None) -> list[ShapeFit]:
@@ -373,7 +362,10 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
     frame = canonical_frame(rest)
     welded = rest.welded()
     vc = frame.to_canonical(welded.vertices)
-    with _one_thread(device):
+    # each decoder call holds ~1k points x 128 channels, too little for intra-op threads to
+    # gain, and their hand-offs cost far more once another process shares the cores (a
+    # 1,024-point decode and backward on a busy 2-core machine: 28 ms on one thread, 160 on two)
+    with one_thread_on(device):
         fitter = _Fitter(model.eval(), vc, welded.faces, cfg)
         same = obs.faces is not None and obs.frames.shape[1] == len(rest.vertices)
         fits = _fit_shapes(fitter, obs, frame, welded.index if same else None, progress)

@@ -50,7 +50,7 @@ from .model.dynamics import (
 from .model.reduced import Fit, ReducedShape, fit_quadratic, linear_modes
 from .model.skinning import Skin, point_neighbours, smooth_weights
 from .model.strain import driving_graph, limit_strain, mesh_edges
-from .model.threads import CpuWindow, torch_threads
+from .model.threads import CpuWindow, one_thread_on, torch_threads
 from .model.volume import VolumeTerm
 from .sim.conditions import Conditions, SimMaterial, pinned_by
 from .sim.engine import AIR_DENSITY, DRAG
@@ -177,10 +177,10 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
         raise UsageError("seconds, fps and samples must be positive")
     clock = {"start": time.perf_counter()}
     window = CpuWindow()  # what other processes leave of the cores, up to the decoding
-    on_cpu = next(model.parameters()).device.type == "cpu"
+    device = next(model.parameters()).device
     obj = _sample(np.asarray(vertices, np.float64), np.asarray(faces, np.int64), cfg,
                   model.cfg.n_query)
-    with torch_threads(1 if on_cpu else torch.get_num_threads()):  # ~1k points a call:
+    with one_thread_on(device):  # ~1k points a call:
         # threads gain little, and lose much where another process holds a core
         prior, sub = _encode(model, obj, cfg)
         clock["encode"] = time.perf_counter()
@@ -192,7 +192,8 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     dyn = LatentDynamics(body, _environment(obj.size, cfg), samples=cfg.samples)
     roll = _integrate(dyn, obj, sub, model.cfg.latent_dim, cfg, gen, progress)
     clock["integrate"] = time.perf_counter()
-    with torch_threads(window.spare_threads() if on_cpu else torch.get_num_threads()):
+    with torch_threads(window.spare_threads() if device.type == "cpu"
+                       else torch.get_num_threads()):
         frames, residual, sweeps, lowest = _decode_frames(
             roll, decode, fit.shape, obj, cfg.strain_limit, decoded,
             ground=cfg.conditions.ground)

@@ -42,7 +42,7 @@ from torch import Tensor, nn
 
 from ..errors import UsageError
 from .reduced import ReducedShape
-from .threads import torch_threads
+from .threads import one_thread_on
 from .volume import VolumeTerm
 
 METHODS = ("rk4", "dopri5")
@@ -768,8 +768,7 @@ def rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Even
     for intra-op threads to gain anything, and the threads' hand-offs cost far more than
     the arithmetic once another process shares the cores (a 10k-vertex sphere's 1 s clip
     while two processes ran: integration 2.0-2.4 s on one thread, 6.9-9.5 s on two)."""
-    on_cpu = y0.device.type == "cpu"
-    with torch_threads(1 if on_cpu else torch.get_num_threads()), torch.inference_mode():
+    with one_thread_on(y0.device), torch.inference_mode():
         out = _rollout(dyn, y0, times, events=events, method=method, step=step,
                        compiled=compiled, progress=progress)
     dyn.R_ref, dyn._memo = dyn.R_ref.clone(), None

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ._jit import njit
-from .threads import torch_threads
+from .threads import one_thread_on
 
 SWEEPS = 30  # local-global steps at most (shapes within TOL of their band stop sooner)
 TOL = 1e-3  # relative to the rest length
@@ -77,7 +77,7 @@ def limit_strain(x: torch.Tensor, rest: torch.Tensor, edges: torch.Tensor | np.n
     two, the stopping test turns that into a different sweep, and a penguin's clip moved by
     2.4e-7 m with the threads the decoding was given (which follow the machine's load).
     """
-    with torch_threads(1 if x.device.type == "cpu" else torch.get_num_threads()):
+    with one_thread_on(x.device):
         return _limit_strain(x, rest, edges, limit, iterations, fixed, tol)
 
 

@@ -11,6 +11,7 @@ process's own CPU time); where that cannot be read, torch's own setting stands.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Iterator
@@ -79,3 +80,9 @@ def torch_threads(n: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def one_thread_on(device: torch.device | str) -> contextlib.AbstractContextManager:
+    """One torch thread inside the block where ``device`` is the CPU (small tensors, or a
+    result that must not depend on the thread count); elsewhere the setting stands."""
+    return torch_threads(1) if torch.device(device).type == "cpu" else contextlib.nullcontext()

@@ -74,3 +74,12 @@ def test_busy_time_counts_only_the_cores_this_process_may_use(monkeypatch):
     assert threads._busy_seconds() == 100 / threads._TICK
     monkeypatch.setattr(threads, "_cores", lambda: {0, 1})
     assert threads._busy_seconds() == 1000 / threads._TICK
+
+
+def test_one_thread_on_the_cpu_only():
+    before = torch.get_num_threads()
+    with threads.one_thread_on("cpu"):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with threads.one_thread_on("meta"):  # any other device: the setting stands
+        assert torch.get_num_threads() == before
