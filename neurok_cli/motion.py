@@ -38,7 +38,7 @@ from .model import (
     farthest_point_sample,
     knn_weights,
 )
-from .model.bending import bending_modes
+from .model.bending import bending_derivatives, bending_modes
 from .model.dynamics import (
     Body,
     Environment,
@@ -336,7 +336,7 @@ def _shape_map(model: NeurokModel, prior: Prior, sub: Subspace, obj: _Object,
     else:
         raise UsageError(f"unknown basis {cfg.basis!r}; choose decoder or linear-modes")
     if cfg.category == "cloth" and cfg.bends:
-        fit, decode = _with_bends(fit, decode, cfg.bends, obj)
+        fit, decode = _with_bends(fit, decode, cfg.bends, obj, edges)
     return fit, decode, edges, k_edge
 
 
@@ -429,26 +429,34 @@ def _volume_term(owner: np.ndarray, faces: np.ndarray, rest: np.ndarray, cfg: Mo
                             torch.as_tensor(rest, dtype=torch.float64), bulk)
 
 
-def _with_bends(fit: Fit, displacement_all, m: int, obj: _Object):
+def _with_bends(fit: Fit, displacement_all, m: int, obj: _Object, edges: np.ndarray):
     """The decoder's fit and decoded displacements with ``m`` bending modes of the sheet
-    appended as further coordinates (see model/bending.py): exact at the dynamics points,
-    carried to the other driving points by smooth weights."""
+    appended as further coordinates (see model/bending.py), each pair with the second-order
+    pull that keeps the spring graph's ``edges`` at their lengths: exact at the dynamics
+    points, carried to the other driving points by smooth weights."""
     v, dyn_idx, query_idx = obj.v, obj.dyn_idx, obj.query_idx
     modes = bending_modes(obj.rest_body, obj.normals, obj.mass, m)  # (Q, 3, m)
     m = modes.shape[-1]
     if m == 0:
         return fit, displacement_all
+    held = obj.pinned[dyn_idx] if obj.clamped else None
+    pull = bending_derivatives(obj.rest_body, modes, edges, held)  # (Q, 3, m, m)
     shape, k = fit.shape, fit.shape.dims
     Q = shape.rest.shape[0]
     quadratic = torch.zeros(Q, 3, k + m, k + m, dtype=torch.float64)
     quadratic[..., :k, :k] = shape.quadratic
+    quadratic[..., k:, k:] = pull
     bent = ReducedShape(shape.rest, torch.cat([shape.linear, modes], -1), quadratic)
     idx, w = smooth_weights(torch.as_tensor(v[query_idx]), torch.as_tensor(v[dyn_idx]))
-    carried = drive(modes.permute(2, 0, 1), idx, w)  # (m, Qall, 3)
-    carried[:, torch.as_tensor(obj.dyn_in_query)] = modes.permute(2, 0, 1)
+    fields = torch.cat([modes, pull.reshape(Q, 3, m * m)], -1).permute(2, 0, 1)
+    carried = drive(fields, idx, w)  # (m + m m, Qall, 3)
+    carried[:, torch.as_tensor(obj.dyn_in_query)] = fields
 
     def displacement(q: torch.Tensor) -> torch.Tensor:
-        return displacement_all(q[:, :k]) + torch.einsum("sm,mpi->spi", q[:, k:], carried)
+        b = q[:, k:]
+        terms = torch.cat([b, 0.5 * (b[:, :, None] * b[:, None, :]).reshape(len(q), m * m)],
+                          -1)
+        return displacement_all(q[:, :k]) + torch.einsum("sm,mpi->spi", terms, carried)
 
     return Fit(bent, fit.residual), displacement
 

@@ -8,6 +8,12 @@ out-of-plane fields. They are the low eigenvectors of the points' graph Laplacia
 scalar fields w on the sheet, lowest first), moved along the surface normal: x_i + w_i n_i.
 The constant and the linear fields are rigid moves (a shift and two small turns), which the
 floating frame carries already; they are removed, so every mode bends.
+
+Moved along the normal alone, a bent sheet grows: a strip of length L lifted at one end by h
+becomes sqrt(L² + h²) long, and the springs resist the bend as if it were a stretch. Each pair
+of modes therefore also gets a second-order term, the in-plane pull that keeps every edge's
+length to second order (the modal derivatives of Barbič and James, 2005, for a spring
+graph): the shape is x(q) = p + Σ q_a B_a + ½ Σ q_a q_b U_ab (see :func:`bending_derivatives`).
 """
 
 from __future__ import annotations
@@ -57,3 +63,35 @@ def bending_modes(points: np.ndarray, normals: np.ndarray, mass: np.ndarray, m: 
             break
     w = np.stack(modes, axis=1) if modes else np.zeros((Q, 0))
     return torch.as_tensor(normals[:, :, None] * w[:, None, :], dtype=torch.float64)
+
+
+def bending_derivatives(points: np.ndarray, modes: Tensor, edges: np.ndarray,
+                        fixed: np.ndarray | None = None, ridge: float = 1e-6) -> Tensor:
+    """The second-order terms U (Q, 3, m, m) that keep the lengths of ``edges`` (E, 2) between
+    ``points`` (Q, 3) when the sheet bends along ``modes`` (Q, 3, m): with x = p + B q +
+    ½ U[q, q], an edge d = p_i - p_j changes its squared length by Σ q_a q_b (ΔB_a·ΔB_b +
+    d·ΔU_ab) to second order, so d·ΔU_ab = -ΔB_a·ΔB_b on every edge, in least squares (the
+    system is underdetermined: a rigid move of U changes no length, and a small ``ridge`` x
+    the mean squared edge length picks the least move). ``fixed`` (Q,) bool: points that
+    do not move (a clamp's). Symmetric in the last two axes."""
+    Q, _, m = modes.shape
+    if m == 0 or len(edges) == 0:
+        return torch.zeros(Q, 3, m, m, dtype=torch.float64)
+    d = points[edges[:, 0]] - points[edges[:, 1]]  # (E, 3)
+    E = len(edges)
+    A = np.zeros((E, Q, 3))  # row e: d·(U_i - U_j)
+    A[np.arange(E), edges[:, 0]] = d
+    A[np.arange(E), edges[:, 1]] -= d
+    A = A.reshape(E, 3 * Q)
+    B = modes.numpy()
+    dB = B[edges[:, 0]] - B[edges[:, 1]]  # (E, 3, m)
+    rhs = -np.einsum("eia,eib->eab", dB, dB).reshape(E, m * m)
+    normal = A.T @ A + ridge * float((d**2).sum(1).mean()) * np.eye(3 * Q)
+    right = A.T @ rhs
+    if fixed is not None and fixed.any():
+        held = np.repeat(np.asarray(fixed, bool), 3)
+        normal[held], normal[:, held] = 0.0, 0.0
+        normal[held, held] = 1.0
+        right[held] = 0.0
+    U = np.linalg.solve(normal, right).reshape(Q, 3, m, m)
+    return torch.as_tensor(0.5 * (U + U.transpose(0, 1, 3, 2)), dtype=torch.float64)
