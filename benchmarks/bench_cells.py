@@ -2,13 +2,14 @@
 any corpus in which solids "deform like solids".
 
     python benchmarks/bench_cells.py [--jobs 12] [--multiples 1 2 4 8] [--seconds 2]
-        [--json bench_cells.json]
+        [--dof trilinear|quadratic] [--json bench_cells.json]
 
 The corpus's soft bodies are surfaces embedded in a cage of trilinear cells over their bounding
 box (sim/scene.py), from 1 to 3 cells per axis (sim/setup.auto_cells: a ball is one cell, 8
 nodes). Here the first ``--jobs`` soft training jobs of the corpus's plan (`neurok dataset
 generate --count 1620 --seed 2026`: the same shapes, materials and conditions) are simulated
-again with the cells of that policy times each multiple, and per run reported:
+again with the cells of that policy times each multiple (``--dof quadratic``: the same cells,
+each interpolating quadratically over 27 nodes instead of 8), and per run reported:
 
 - ``deform``: the largest shape change over the clip (vertex distance left once the frame is
   moved rigidly onto the rest shape, mean over vertices, / the rest shape's diagonal);
@@ -52,13 +53,15 @@ def soft_jobs(count: int) -> list:
     return out
 
 
-def one_job(name: str, shape, material, cond, multiples: list[int], seconds: float) -> dict:
+def one_job(name: str, shape, material, cond, multiples: list[int], seconds: float,
+            dof: str = "trilinear") -> dict:
     base = auto_cells(np.ptp(shape.vertices, axis=0), "soft", "trilinear")
-    row: dict = {"job": name, "young": material.young, "cells": list(base), "runs": {}}
+    row: dict = {"job": name, "young": material.young, "cells": list(base), "dof": dof,
+                 "runs": {}}
     frames = {}
     for m in multiples:
         cells = tuple(c * m for c in base)
-        spec = prepare(shape.vertices, shape.faces, "soft", material, cond, dof="trilinear",
+        spec = prepare(shape.vertices, shape.faces, "soft", material, cond, dof=dof,
                        cells=cells)
         t0 = time.perf_counter()
         result = run(spec, seconds=seconds, fps=30.0, closed=True, still_air=False)
@@ -85,6 +88,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--multiples", type=int, nargs="+", default=[1, 2, 4, 8])
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--dof", choices=["trilinear", "quadratic"], default="trilinear")
     ap.add_argument("--json", type=Path, default=Path("bench_cells.json"))
     args = ap.parse_args()
     rows = []
@@ -92,7 +96,7 @@ def main() -> None:
         f"{f'x{m} deform/crumple/~next/s':>28}" for m in args.multiples)
     print(head)
     for name, shape, material, cond in soft_jobs(args.jobs):
-        row = one_job(name, shape, material, cond, args.multiples, args.seconds)
+        row = one_job(name, shape, material, cond, args.multiples, args.seconds, args.dof)
         rows.append(row)
         cols = []
         for m in args.multiples:
@@ -105,7 +109,7 @@ def main() -> None:
         print(f"{name:28} {material.young / 1e3:6.0f} " + " ".join(cols), flush=True)
     with atomic_path(args.json) as tmp:
         tmp.write_text(json.dumps({"multiples": args.multiples, "seconds": args.seconds,
-                                   "rows": rows}, indent=1))
+                                   "dof": args.dof, "rows": rows}, indent=1))
     print(f"wrote {args.json}")
 
 
