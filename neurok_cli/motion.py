@@ -370,14 +370,14 @@ def _body(obj: _Object, fit: Fit, edges: np.ndarray, k_edge: float, cfg: MotionC
 
 def _environment(size: float, cfg: MotionConfig) -> Environment:
     """Forces and contact: contact and pin springs let a point carrying 16x its share sag
-    PENETRATION x the size; the contact damper grows in over that sag."""
+    PENETRATION x the size."""
     cond = cfg.conditions
     g = max(float(np.linalg.norm(cond.gravity)), 9.81)
     rate = float(np.sqrt(16.0 * g / (PENETRATION * size)))
     return Environment(gravity=tuple(cond.gravity), ground=cond.ground,
                        friction=cond.friction, wind=tuple(cond.wind), gust=cond.gust,
                        air_density=AIR_DENSITY, drag=DRAG, still_air=cfg.still_air,
-                       contact_rate=rate, contact_depth=PENETRATION * size, pin_rate=rate,
+                       contact_rate=rate, pin_rate=rate,
                        beta=cfg.material.damping * cfg.damping_scale)
 
 

@@ -126,12 +126,6 @@ class Environment:
     # sim/scene.py); at 0.4 a capsule dropped on its side bounced and lost 7.7 % of its
     # volume at the lowest where the engine's lost 2.6 %
     contact_damping: float = 1.0
-    # depth over which the contact damper grows with the penetration (Hunt and Crossley's
-    # law, full from there on), m; 0: full at first touch. A damper that is full at first
-    # touch pushes back at once (a step in the force that RK4 steps across): a teapot
-    # dropped for 10 s then closed its energy balance to 6.8 % of its largest kinetic
-    # energy, and to 0.3 % with the ramp over the static sag (see motion._environment)
-    contact_depth: float = 0.0
     pin_rate: float = 100.0  # sqrt(pin stiffness per unit mass), 1/s
     alpha: float = 0.0  # mass-proportional damping of q, 1/s
     beta: float = 0.0  # stiffness-proportional damping of q, s
@@ -448,9 +442,7 @@ class LatentDynamics(nn.Module):
             pen = (-x[..., 1]).clamp_min(0.0)  # (S, Q)
             mc = self.contact_mass
             spring = kc * mc * pen
-            ramp = (pen / env.contact_depth).clamp_max(1.0) if env.contact_depth > 0 else \
-                (pen > 0).to(pen)
-            damper = cc * mc * xdot[..., 1] * ramp
+            damper = torch.where(pen > 0, cc * mc * xdot[..., 1], 0.0)
             fn = (spring - damper).clamp_min(0.0)
             up = _UP.to(xdot)
             vt = xdot * _HORIZONTAL.to(xdot)

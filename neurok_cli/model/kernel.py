@@ -61,12 +61,12 @@ class Params(NamedTuple):
 
 
 SCALARS = ("bulk", "rest_volume", "q_radius", "ground", "friction", "contact_rate",
-           "contact_damping", "contact_depth", "contact_mass", "air", "closed", "air_drag",
-           "gust", "joint", "pin_rate", "pin_damping", "size", "accuracy", "stability",
-           "min_step", "max_stride", "burst", "max_steps", "gust_hz")
-(BULK, REST_VOLUME, Q_RADIUS, GROUND, FRICTION, CONTACT_RATE, CONTACT_DAMPING, CONTACT_DEPTH,
- CONTACT_MASS, AIR, CLOSED, AIR_DRAG, GUST, JOINT, PIN_RATE, PIN_DAMPING, SIZE, ACCURACY,
- STABILITY, MIN_STEP, MAX_STRIDE, BURST, MAX_STEPS, GUST_HZ) = range(len(SCALARS))
+           "contact_damping", "contact_mass", "air", "closed", "air_drag", "gust", "joint",
+           "pin_rate", "pin_damping", "size", "accuracy", "stability", "min_step",
+           "max_stride", "burst", "max_steps", "gust_hz")
+(BULK, REST_VOLUME, Q_RADIUS, GROUND, FRICTION, CONTACT_RATE, CONTACT_DAMPING, CONTACT_MASS,
+ AIR, CLOSED, AIR_DRAG, GUST, JOINT, PIN_RATE, PIN_DAMPING, SIZE, ACCURACY, STABILITY,
+ MIN_STEP, MAX_STRIDE, BURST, MAX_STEPS, GUST_HZ) = range(len(SCALARS))
 
 
 def params(dyn, constants: dict) -> Params:
@@ -82,8 +82,7 @@ def params(dyn, constants: dict) -> Params:
             bulk=0.0 if vol is None else vol.bulk,
             rest_volume=1.0 if vol is None else vol.rest_volume, q_radius=dyn.q_radius,
             ground=env.ground, friction=env.friction, contact_rate=env.contact_rate,
-            contact_damping=env.contact_damping, contact_depth=env.contact_depth,
-            contact_mass=dyn.contact_mass, air=dyn._air,
+            contact_damping=env.contact_damping, contact_mass=dyn.contact_mass, air=dyn._air,
             closed=body.closed, air_drag=0.5 * env.air_density * env.drag, gust=env.gust,
             joint=dyn._joint, pin_rate=env.pin_rate, pin_damping=dyn.pin_damping,
             size=float(body.shape.rest.abs().max()),
@@ -304,9 +303,7 @@ def _external(P, t, R, x, xdot):
         if (P.sc[GROUND] > 0):
             pen = max(-x[i, 1], 0.0)
             spring = kc * mc * pen
-            depth = P.sc[CONTACT_DEPTH]
-            ramp = min(pen / depth, 1.0) if depth > 0 else (1.0 if pen > 0 else 0.0)
-            damper = cc * mc * xdot[i, 1] * ramp
+            damper = cc * mc * xdot[i, 1] if pen > 0 else 0.0
             fn = max(spring - damper, 0.0)
             speed = max(math.sqrt(xdot[i, 0] ** 2 + xdot[i, 2] ** 2), 1e-12)
             ft = min(P.sc[FRICTION] * fn, P.sc[CONTACT_RATE] * mc * speed)

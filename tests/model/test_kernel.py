@@ -41,7 +41,7 @@ def with_volume(body, bulk: float = 2e4):
 
 
 def cube_case():
-    env = Environment(wind=(1.5, 0.0, -0.5), gust=0.4, friction=0.6, contact_depth=0.002)
+    env = Environment(wind=(1.5, 0.0, -0.5), gust=0.4, friction=0.6)
     body = with_volume(cube_body(height=0.4))
     q0 = torch.tensor([[0.3, 0.0, 0.1], [-0.2, 0.1, 0.0]], dtype=F64)
     return body, env, q0, torch.tensor([0.5, 0.0, 0.2], dtype=F64), torch.tensor(
