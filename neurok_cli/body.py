@@ -21,6 +21,7 @@ BEAM_SLICES = 8  # a beam's centreline: slices along its axis (see beam_centreli
 SLICE_POINTS = 8  # ... of at least this many dynamics points each
 GRAPH_SHARE = 0.5  # ... and its spring graph's weight (see beam_centreline)
 PIN_JOINT = 0.12  # a sheet's pins narrower than this x its size across an axis: a joint
+PIN_CURVE = 0.25  # ... and an edge strip that curves within this x its size of its line: a hinge
 SHEET_HOLES = 0.3  # an open surface is a sheet when closing its holes takes this x its area
 
 
@@ -147,7 +148,12 @@ def pin_joint(pinned: np.ndarray, size: float, narrow: float = PIN_JOINT,
     the points themselves would make a narrow strip a stiff torsion spring (a 1 m sheet held
     by two rows of vertices 2.6 cm apart swung between 0 and 50 degrees below the horizontal
     where the engine's hung and swung through), and the crease at the strip's edge is a
-    shape no decoded state holds."""
+    shape no decoded state holds. A strip narrow across one axis whose line curves within
+    PIN_CURVE x ``size`` across the next, and a third of its length (the edge of a height
+    field, a wavy hem; not a patch), is a hinge on that line too: the sheet swings about
+    it and bends at the pins, where springs at the points held it level (a mountain read as
+    cloth and hung by its edge, 0.18 of its size deep, tilted 4-6 degrees where the
+    engine's hung at 81-89)."""
     if len(pinned) == 0:
         return Joint(np.zeros((0, 3)), "springs")
     mean = pinned.mean(axis=0)
@@ -155,7 +161,10 @@ def pin_joint(pinned: np.ndarray, size: float, narrow: float = PIN_JOINT,
     along = (pinned - mean) @ axes.T  # (P, 3)
     c = (np.zeros(3) if centre is None else np.asarray(centre, float)) - mean
     anchor = np.clip(c @ axes.T, along.min(axis=0), along.max(axis=0))  # (3,)
-    short = np.sqrt(12.0) * along.std(axis=0) < narrow * size
+    spread = np.sqrt(12.0) * along.std(axis=0)  # largest first
+    short = spread < narrow * size
+    if short.sum() == 1 and spread[1] < min(PIN_CURVE * size, spread[0] / 3.0):
+        short[1] = True  # an edge along a curve: long, and close to its line
     hold = {3: "ball joint", 2: "hinge"}.get(int(short.sum()), "springs")
     return Joint(((along - anchor) * short) @ axes, hold)
 

@@ -103,6 +103,13 @@ def test_a_sheets_narrow_pins_make_a_hinge_or_a_ball_joint():
     assert joint.hold == "ball joint" and np.allclose(joint.offset, patch - centre)
     assert np.allclose(pin_joint(edge - centre, size=1.0).offset,
                        pin_joint(edge, 1.0, centre=centre).offset)
+    z = np.linspace(0.0, 1.0, 21)  # an edge along a curve 0.18 deep, as a terrain's
+    wavy = np.stack([np.zeros_like(z), 0.09 * np.cos(2 * np.pi * z), z], 1)
+    joint = pin_joint(wavy, size=1.0, centre=centre)
+    assert joint.hold == "hinge"
+    assert np.allclose(np.ptp(wavy - joint.offset, axis=0)[:2], 0.0, atol=0.03)  # on a line
+    deep = wavy * [1.0, 3.0, 1.0]  # 0.54 deep: no line holds it
+    assert pin_joint(deep, size=1.0, centre=centre).hold == "springs"
     one = pin_joint(edge[:1], size=1.0)
     assert one.offset.shape == (1, 3) and not one.offset.any() and one.hold == "ball joint"
     assert pin_joint(edge[:0], size=1.0).offset.shape == (0, 3)
