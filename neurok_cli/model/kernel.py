@@ -303,7 +303,8 @@ def _external(P, t, R, x, xdot):
         if (P.sc[GROUND] > 0):
             pen = max(-x[i, 1], 0.0)
             spring = kc * mc * pen
-            damper = cc * mc * xdot[i, 1] if pen > 0 else 0.0
+            reach = P.sc[CONTACT_RATE] * pen  # the damper's speed: within the rate x depth
+            damper = cc * mc * min(max(xdot[i, 1], -reach), reach)
             fn = max(spring - damper, 0.0)
             speed = max(math.sqrt(xdot[i, 0] ** 2 + xdot[i, 2] ** 2), 1e-12)
             ft = min(P.sc[FRICTION] * fn, P.sc[CONTACT_RATE] * mc * speed)

@@ -149,6 +149,18 @@ def test_dropped_body_comes_to_rest_on_the_ground():
     assert float(rest[:, 1].min()) + float(body.centre[1]) > 0.3  # it started in the air
 
 
+def test_a_drop_onto_critically_damped_contact_keeps_its_energy_balance():
+    """The contact damper is critical (as the engine's) but takes a point's speed only within
+    the contact rate x its depth: in full at first touch, the force stepped and the dropped
+    cube's energy balance missed by 17 % of its largest kinetic energy; within, 0.65 %."""
+    body = cube_body(height=0.6)
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=True, friction=0.8,
+                      contact_rate=float(math.sqrt(16 * 9.81 / (0.005 * 0.5))))
+    assert env.contact_damping == 1.0
+    _, roll = run(body, env, seconds=2.0, q0=(0, 0, 0), velocity=(0.3, 0.0, 0.0))
+    assert drift(roll) < 0.02
+
+
 def test_a_body_at_rest_sleeps_until_a_push_wakes_it():
     """Dropped, the cube settles; once still for SLEEP_TIME it is held without integrating
     (steps stop, frames stay equal, its last kinetic energy booked as dissipated), and a push
