@@ -161,12 +161,17 @@ def preset_conditions(preset: str, category: str, size: float, o: Overrides
         c.impulses = [Impulse("top", (side, 0.0, 0.0), 0.0)]
     elif preset == "poke":
         c.impulses = [Impulse("front", (0.0, 0.0, -side), 0.3)]
-    elif preset == "sway" and category == "cloth":
-        # hung by one edge and let go level: it swings down and sways, damped by the air
-        # ("bottom" would hold all of a sheet lying flat: nothing would move)
+    elif preset == "flutter" or (preset == "sway" and category == "cloth"):
+        # hung by its -x edge, no ground: a cloth let go level swings down and sways, damped
+        # by the air ("bottom" would hold all of a sheet lying flat: nothing would move);
+        # flutter adds a gusty wind blowing from the held edge across it, as on a flagpole
+        # (along the held edge, +z, it met a hanging sheet edge-on: a flat sheet bent 0.019
+        # rad where the engine's bent 0.041; across it, 0.035 against 0.034)
         c.pins = ["x<0.02"]
         c.ground = False
         height = 0.5
+        if preset == "flutter":
+            c.wind, c.gust = (4.0, 0.0, 0.0), 0.5
     elif preset == "sway":
         c.pins = ["x<0.05"] if category == "beam" else ["bottom"]
         c.ground = category != "beam"
@@ -176,14 +181,6 @@ def preset_conditions(preset: str, category: str, size: float, o: Overrides
         height = 0.5 if category == "beam" else 0.0
     elif preset == "free":  # what the options and the start give, nothing more
         pass
-    elif preset == "flutter":
-        # held by its -x edge, the wind blowing from there across it, as on a flagpole; along
-        # the held edge (+z) it hit a hanging sheet edge-on and barely moved it (a flat sheet
-        # bent 0.019 rad where the engine's bent 0.041; across it, 0.035 against 0.034)
-        c.pins = ["x<0.02"]
-        c.ground = False
-        c.wind, c.gust = (4.0, 0.0, 0.0), 0.5
-        height = 0.5
     for name in ("gravity", "ground", "friction", "velocity", "spin", "wind", "gust"):
         value = getattr(o, name)
         if value is not None:

@@ -439,8 +439,7 @@ def _with_bends(fit: Fit, displacement_all, m: int, obj: _Object, edges: np.ndar
     m = modes.shape[-1]
     if m == 0:
         return fit, displacement_all
-    held = obj.pinned[dyn_idx] if obj.clamped else None
-    pull = bending_derivatives(obj.rest_body, modes, edges, held)  # (Q, 3, m, m)
+    pull = bending_derivatives(obj.rest_body, modes, edges)  # (Q, 3, m, m)
     shape, k = fit.shape, fit.shape.dims
     Q = shape.rest.shape[0]
     quadratic = torch.zeros(Q, 3, k + m, k + m, dtype=torch.float64)

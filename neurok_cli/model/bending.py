@@ -66,14 +66,14 @@ def bending_modes(points: np.ndarray, normals: np.ndarray, mass: np.ndarray, m: 
 
 
 def bending_derivatives(points: np.ndarray, modes: Tensor, edges: np.ndarray,
-                        fixed: np.ndarray | None = None, ridge: float = 1e-6) -> Tensor:
+                        ridge: float = 1e-6) -> Tensor:
     """The second-order terms U (Q, 3, m, m) that keep the lengths of ``edges`` (E, 2) between
     ``points`` (Q, 3) when the sheet bends along ``modes`` (Q, 3, m): with x = p + B q +
     ½ U[q, q], an edge d = p_i - p_j changes its squared length by Σ q_a q_b (ΔB_a·ΔB_b +
     d·ΔU_ab) to second order, so d·ΔU_ab = -ΔB_a·ΔB_b on every edge, in least squares (the
     system is underdetermined: a rigid move of U changes no length, and a small ``ridge`` x
-    the mean squared edge length picks the least move). ``fixed`` (Q,) bool: points that
-    do not move (a clamp's). Symmetric in the last two axes."""
+    the mean squared edge length picks the least move). Symmetric in the last two axes (a
+    sheet is never clamped, see body.holds_frame: no point is held fixed here)."""
     Q, _, m = modes.shape
     if m == 0 or len(edges) == 0:
         return torch.zeros(Q, 3, m, m, dtype=torch.float64)
@@ -88,10 +88,5 @@ def bending_derivatives(points: np.ndarray, modes: Tensor, edges: np.ndarray,
     rhs = -np.einsum("eia,eib->eab", dB, dB).reshape(E, m * m)
     normal = A.T @ A + ridge * float((d**2).sum(1).mean()) * np.eye(3 * Q)
     right = A.T @ rhs
-    if fixed is not None and fixed.any():
-        held = np.repeat(np.asarray(fixed, bool), 3)
-        normal[held], normal[:, held] = 0.0, 0.0
-        normal[held, held] = 1.0
-        right[held] = 0.0
     U = np.linalg.solve(normal, right).reshape(Q, 3, m, m)
     return torch.as_tensor(0.5 * (U + U.transpose(0, 1, 3, 2)), dtype=torch.float64)
