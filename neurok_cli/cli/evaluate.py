@@ -110,9 +110,11 @@ def evaluate(
         law = "fitted prior" if p.get("prior") == "fitted" else "prior N(mu, I)"
         for key in ("strain_mean", "strain_p99", "crumple", "volume_change"):
             for part, label in (("samples", f"{law} samples"),
+                                ("skinned_samples", "  same, skinned"),
                                 ("limited_samples", "  same, within the strain limit"),
                                 ("data", "  data"),
                                 ("reconstructions", "  reconstructions"),
+                                ("skinned_reconstructions", "  reconstructions, skinned"),
                                 ("unit_samples", "  prior N(mu, I) samples")):
                 if key in p.get(part, {}):
                     table.add_row(f"{label} {key}", *(_fmt(p[part][key].get(c, float("nan")))

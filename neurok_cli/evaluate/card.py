@@ -68,6 +68,7 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
     if plaus:
         s, d, u = plaus["samples"], plaus["data"], plaus.get("unit_samples")
         r, lim = plaus.get("reconstructions"), plaus.get("limited_samples")
+        sk, skr = plaus.get("skinned_samples"), plaus.get("skinned_reconstructions")
         fitted = plaus.get("prior") == "fitted"
         law = ("N(mu(M0), L Lᵀ), the instance prior with the spread fitted to the training "
                "data (calibration below)" if fitted else "N(mu(M0), I)")
@@ -83,7 +84,11 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                      "pulls the posteriors towards" if u else "")
                   + ("; \"within the strain limit\": the samples with their edges kept within "
                      "the bundle's strain limit (calibration below), as `neurok animate` "
-                     "decodes frames" if lim else "") + ":", "", head]
+                     "decodes frames" if lim else "")
+                  + ("; \"skinned\": made into meshes as `neurok animate` makes them, the "
+                     "driving points' displacements carried to the vertices by locally affine "
+                     "skinning (no strain limit), where the other rows decode every vertex on "
+                     "its own" if sk else "") + ":", "", head]
         for key, label in (("strain_mean", "mean edge strain"),
                            ("strain_p99", "99th pct edge strain"),
                            ("crumple", "crumple"),
@@ -92,11 +97,15 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                 continue
             lines += [_row(f"samples: {label}", s[key], cats),
                       _row(f"data: {label}", d.get(key, {}), cats)]
+            if sk:
+                lines += [_row(f"samples, skinned: {label}", sk.get(key, {}), cats)]
             if lim:
                 lines += [_row(f"samples within the strain limit: {label}", lim.get(key, {}),
                                cats)]
             if r:
                 lines += [_row(f"reconstructions: {label}", r.get(key, {}), cats)]
+            if skr:
+                lines += [_row(f"reconstructions, skinned: {label}", skr.get(key, {}), cats)]
             if u:
                 lines += [_row(f"unit prior: {label}", u.get(key, {}), cats)]
         lines += [""]

@@ -23,8 +23,9 @@ from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
 from ..data.format import load_sequence
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
 from ..errors import UsageError
-from ..model import NeurokModel, drive, farthest_point_sample, knn_weights
+from ..model import NeurokModel, farthest_point_sample
 from ..model.bundle import prior_spread, strain_limit
+from ..model.skinning import Skin, point_neighbours, smooth_weights
 from ..model.strain import driving_graph, limit_strain, mesh_edges
 from ..motion import MotionConfig, latent_motion
 from ..sim.generate import scene_of
@@ -131,17 +132,22 @@ def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     return _group(rows, ["chamfer", "rest_chamfer", "vertex_error", "rest_vertex_error"])
 
 
-def limited(shapes: np.ndarray, rest: np.ndarray, faces: np.ndarray, n_query: int,
-            limit: float, seed: int = 0) -> np.ndarray:
-    """Decoded shapes (B, N, 3) within a strain limit as ``neurok animate`` keeps them: on
-    the graph of n_query farthest-point driving points, the corrections carried to the
-    vertices by their 4 nearest."""
+def as_animated(shapes: np.ndarray, rest: np.ndarray, faces: np.ndarray, n_query: int,
+                limit: float | None = None, seed: int = 0) -> np.ndarray:
+    """Decoded shapes (B, N, 3) as ``neurok animate`` makes a mesh of them: only the
+    n_query farthest-point driving points' displacements are kept (the decoder treats
+    every query point on its own, so these are what it gives there), kept within the strain
+    ``limit`` on the driving points' graph where one is given, and carried to the vertices
+    by locally affine skinning (model.skinning)."""
     q = farthest_point_sample(rest, min(n_query, len(rest)), generator=seed).numpy()
-    idx, w = knn_weights(rest, rest[q], k=4)
-    graph = driving_graph(mesh_edges(faces), idx[:, 0].numpy())
+    rv = torch.as_tensor(rest, dtype=torch.float64)
+    rq = rv[torch.as_tensor(q)]
+    idx, w = smooth_weights(rv, rq)
     at = torch.as_tensor(shapes[:, q], dtype=torch.float64)
-    x, _ = limit_strain(at, torch.as_tensor(rest[q], dtype=torch.float64), graph, limit)
-    return shapes + drive(x - at, idx, w.to(torch.float64)).numpy()
+    if limit is not None:
+        graph = driving_graph(mesh_edges(faces), idx[:, 0].numpy())
+        at, _ = limit_strain(at, rq, graph, limit)
+    return Skin(rv, rq, idx, w.to(torch.float64), point_neighbours(rq))(at).numpy()
 
 
 RECON_FRAMES = 8  # frames per sequence whose posterior means plausibility decodes
@@ -159,13 +165,18 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     N(mu, I), the prior training pulled the posteriors towards. "reconstructions" decode the
     posterior means of RECON_FRAMES of the data's own frames: the strain the decoder adds by
     itself, which no prior can remove. Where the bundle has a strain limit for the category,
-    "limited_samples" are the samples within it, as ``neurok animate`` decodes frames."""
+    "limited_samples" are the samples within it, as ``neurok animate`` decodes frames
+    (:func:`as_animated`). "skinned_samples" and "skinned_reconstructions" are the samples
+    and reconstructions made into meshes as ``animate`` makes them, without the limit: the
+    driving points' displacements carried to the vertices by locally affine skinning,
+    where the rest decode every vertex on its own."""
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed))
     dev = next(model.parameters()).device
     mc = model.cfg
     gen = torch.Generator().manual_seed(cfg.seed)
     picks = _stratified(ds, cfg.objects, cfg.seed)
-    rows_model, rows_unit, rows_data, rows_recon, rows_limited, nans = [], [], [], [], [], 0
+    rows_model, rows_unit, rows_data, rows_recon, rows_limited = [], [], [], [], []
+    rows_skin, rows_skin_recon, nans = [], [], 0
     used = set()
     for j, idx in enumerate(picks):
         entry = ds.sequence(idx)
@@ -207,13 +218,17 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
         edges = mesh_edges(entry.faces)
         v0 = closed_volume(vc, entry.faces)
         solid = cat != "cloth" and v0 > 0
-        pairs = [(rows_model, shapes[0]), (rows_data, frames[1:]), (rows_recon, recon)]
+        pairs = [(rows_model, shapes[0]), (rows_data, frames[1:]), (rows_recon, recon),
+                 (rows_skin, as_animated(shapes[0], vc, entry.faces, mc.n_query,
+                                         seed=cfg.seed)),
+                 (rows_skin_recon, as_animated(recon, vc, entry.faces, mc.n_query,
+                                               seed=cfg.seed))]
         if len(shapes) > 1:
             pairs.append((rows_unit, shapes[1]))
         limit = strain_limit(bundle_config or {}, cat)
         if limit is not None:
-            pairs.append((rows_limited, limited(shapes[0], vc, entry.faces, mc.n_query, limit,
-                                                cfg.seed)))
+            pairs.append((rows_limited, as_animated(shapes[0], vc, entry.faces, mc.n_query,
+                                                    limit, cfg.seed)))
         for rows, x in pairs:
             s = edge_strain(vc, x, edges)
             row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99)),
@@ -234,7 +249,8 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
         return out
 
     out = {"samples": summary(rows_model), "data": summary(rows_data),
-           "reconstructions": summary(rows_recon), "nan_samples": nans,
+           "reconstructions": summary(rows_recon), "skinned_samples": summary(rows_skin),
+           "skinned_reconstructions": summary(rows_skin_recon), "nan_samples": nans,
            "draws": cfg.draws * len(picks), "prior": "+".join(sorted(used))}
     if rows_unit:
         out["unit_samples"] = summary(rows_unit)

@@ -56,6 +56,9 @@ def test_eval_reports_every_part_per_category(corpus, tmp_path):
     assert r["strain_limit"] and "limited_samples" in plaus
     for c, v in plaus["limited_samples"]["strain_p99"].items():
         assert v <= plaus["samples"]["strain_p99"][c] + 1e-9
+    # and the samples and reconstructions made into meshes as animate makes them
+    for part in ("skinned_samples", "skinned_reconstructions"):
+        assert all(np.isfinite(v) for v in plaus[part]["crumple"].values())
     assert all(0 <= s["strain"] < 1 and 0 <= s["engine_strain"] < 1 for s in each)
     assert "rollout edge strain" in result.output
 

@@ -53,7 +53,9 @@ def test_card_shows_the_strain_limit_and_the_samples_within_it():
     band = {"soft": 0.03, "all": 0.03}
     plaus = {"samples": {"strain_mean": {"soft": 0.06, "all": 0.06}},
              "data": {"strain_mean": band}, "draws": 8, "nan_samples": 0,
-             "limited_samples": {"strain_mean": {"soft": 0.045, "all": 0.045}}}
+             "limited_samples": {"strain_mean": {"soft": 0.045, "all": 0.045}},
+             "skinned_samples": {"strain_mean": {"soft": 0.051, "all": 0.051}},
+             "skinned_reconstructions": {"strain_mean": {"soft": 0.012, "all": 0.012}}}
     roll = _rollout(True) | {"strain": {"soft": 0.02, "all": 0.02},
                              "engine_strain": {"soft": 0.025, "all": 0.025}}
     config = CONFIG | {"strain_limit": {"soft": {
@@ -64,6 +66,9 @@ def test_card_shows_the_strain_limit_and_the_samples_within_it():
     card = render(config, report, generate="g", eval_command="e", calibrate_command="c",
                   name="b")
     assert "| samples within the strain limit: mean edge strain | 0.0450 | 0.0450 |" in card
+    # samples and reconstructions made into meshes as animate makes them
+    assert "| samples, skinned: mean edge strain | 0.0510 | 0.0510 |" in card
+    assert "| reconstructions, skinned: mean edge strain | 0.0120 | 0.0120 |" in card
     assert "| mean edge strain | 0.0200 | 0.0200 |" in card
     assert "| engine's mean edge strain | 0.0250 | 0.0250 |" in card
     assert "- soft: 0.1370, the 90% quantile (64 train sequences; their mean 0.0500" in card
