@@ -254,20 +254,9 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     import torch
 
     from .model import load_bundle, resolve_device
-    from .model.bundle import prior_spread, strain_limit
 
     t0 = time.perf_counter()
-    check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
-    if cfg.material not in material_names():
-        raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
-                         f"{', '.join(material_names())}")
-    check_frames(cfg.seconds, cfg.fps)
-    check_ground_at(cfg.ground_at)
-    if not 1 <= cfg.samples <= 64:
-        raise UsageError(f"--samples must be in 1..64, got {cfg.samples}")
-    if cfg.strain_limit is not None and not cfg.strain_limit >= 0:
-        raise UsageError(f"--strain-limit must be >= 0 (or inf for none), got "
-                         f"{cfg.strain_limit}")
+    _check_options(cfg)
     say = progress or (lambda _: None)
     device = resolve_device(cfg.device)
     compiled = _integrator_ready(cfg, device)
@@ -293,30 +282,11 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     ground = place_ground(frame, surface, cfg.ground_at)
     lift, back = physics_offsets(surface, ground, height * frame.size_m, cond.ground)
     start_state = None
-    if cont is not None:  # the recovered pose, with the ground where the sequence had it
-        if cfg.ground_at is None:
-            ground = place_ground(frame, surface, frame.from_canonical(
-                np.array([0.0, cont.floor, 0.0]))[2 if frame.up == "z" else 1],
-                "where the fitted sequence reached")
-        lift = back = -ground.height_m
-        up = np.array([0.0, lift, 0.0])
-        R = cont.start.rotation
-        start_state = replace(cont.start, translation=cont.start.translation * frame.size_m
-                              + up - R @ up)
-        if cfg.overrides.velocity is None:
-            cond.velocity = tuple(np.asarray(cont.velocity) * frame.size_m)
-        if cfg.overrides.spin is None:
-            cond.spin = tuple(np.asarray(cont.spin))
+    if cont is not None:
+        ground, lift, start_state = _continue(cfg, frame, surface, ground, cond)
+        back = lift
     start = surface + np.array([0.0, lift, 0.0])
-    calib = (bundle_cfg.get("calibration") or {}).get(category, {})
-    mcfg = MotionConfig(category=category, material=material, conditions=cond,
-                        seconds=cfg.seconds, fps=cfg.fps, samples=cfg.samples, seed=cfg.seed,
-                        subspace=cfg.subspace, method=cfg.method,
-                        stiffness=cfg.stiffness * float(calib.get("stiffness", 1.0)),
-                        damping_scale=float(calib.get("damping", 1.0)), start=start_state,
-                        spread=prior_spread(bundle_cfg, category),
-                        strain_limit=_strain_limit(cfg.strain_limit,
-                                                   strain_limit(bundle_cfg, category)))
+    mcfg = _motion_config(cfg, bundle_cfg, category, material, cond, start_state)
     t_load = time.perf_counter()
     say("moving" if compiled else
         "moving (compiling the integrator, once: about half a minute)")
@@ -333,11 +303,6 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     options = replace(cfg.export, names=names, metres_per_unit=frame.size_m / frame.extent)
     out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options)
     t_end = time.perf_counter()
-    e = motion.energy
-    energy = {"kinetic_max_J": float(e["kinetic"].max()),
-              "dissipated_J": float(e["dissipated"][-1].max()),
-              "external_work_J": float(e["work"][-1].max()),
-              "drift": _drift(e)}
     st = motion.stats
     timings = {"load": t_load - t0, **{k: float(v) for k, v in st["time"].items()},
                "export": t_end - t_load - sum(st["time"].values()), "total": t_end - t0}
@@ -347,14 +312,78 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         welded_vertices=len(welded.vertices), latent_dims=st["latent_dims"],
         reduced_dims=st["reduced_dims"], dynamics_points=st["dynamics_points"],
         size_m=frame.size_m, mass_kg=st["mass_kg"], steps=st["steps"],
-        fit_residual=st["fit_residual"], run_residual=st["run_residual"], energy=energy,
-        timings=timings, export={"format": out.fmt, "bytes": out.bytes, **out.details},
+        fit_residual=st["fit_residual"], run_residual=st["run_residual"],
+        energy=_energy_row(motion.energy), timings=timings,
+        export={"format": out.fmt, "bytes": out.bytes, **out.details},
         weights=str(bundle), device=str(device),
         warnings=[*asset.warnings, *out.warnings],
         material=_material_row(cfg.material, category, material),
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
         pins=st["pins"], strain_limit=st["strain_limit"], strain_sweeps=st["strain_sweeps"],
         ground=ground.json(float(motion.frames[:, 0, :, 1].min())) if cond.ground else None)
+
+
+def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
+                   material: SimMaterial, cond: Conditions, start) -> MotionConfig:
+    """The latent motion's settings: the options, with the bundle's calibration of the
+    category (stiffness and damping scales, prior spread, strain limit)."""
+    from .model.bundle import prior_spread, strain_limit
+
+    calib = (bundle_cfg.get("calibration") or {}).get(category, {})
+    return MotionConfig(category=category, material=material, conditions=cond,
+                        seconds=cfg.seconds, fps=cfg.fps, samples=cfg.samples, seed=cfg.seed,
+                        subspace=cfg.subspace, method=cfg.method,
+                        stiffness=cfg.stiffness * float(calib.get("stiffness", 1.0)),
+                        damping_scale=float(calib.get("damping", 1.0)), start=start,
+                        spread=prior_spread(bundle_cfg, category),
+                        strain_limit=_strain_limit(cfg.strain_limit,
+                                                   strain_limit(bundle_cfg, category)))
+
+
+def _check_options(cfg: AnimateConfig) -> None:
+    """The options that can be judged before any work: a bad one fails at once."""
+    check_output(cfg.output, cfg.export.fmt)
+    if cfg.material not in material_names():
+        raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
+                         f"{', '.join(material_names())}")
+    check_frames(cfg.seconds, cfg.fps)
+    check_ground_at(cfg.ground_at)
+    if not 1 <= cfg.samples <= 64:
+        raise UsageError(f"--samples must be in 1..64, got {cfg.samples}")
+    if cfg.strain_limit is not None and not cfg.strain_limit >= 0:
+        raise UsageError(f"--strain-limit must be >= 0 (or inf for none), got "
+                         f"{cfg.strain_limit}")
+
+
+def _continue(cfg: AnimateConfig, frame: CanonicalFrame, surface: np.ndarray, ground,
+              cond: Conditions):
+    """A fitted sequence's continuation: the ground where the sequence had it (unless
+    given), the lift that puts it at the physics' y = 0, the recovered start state in
+    metres, and the sequence's velocity and spin in ``cond`` unless the options set them
+    -> (ground, lift, start state)."""
+    cont = cfg.continuation
+    if cfg.ground_at is None:
+        ground = place_ground(frame, surface, frame.from_canonical(
+            np.array([0.0, cont.floor, 0.0]))[2 if frame.up == "z" else 1],
+            "where the fitted sequence reached")
+    lift = -ground.height_m
+    up = np.array([0.0, lift, 0.0])
+    R = cont.start.rotation
+    start = replace(cont.start, translation=cont.start.translation * frame.size_m + up - R @ up)
+    if cfg.overrides.velocity is None:
+        cond.velocity = tuple(np.asarray(cont.velocity) * frame.size_m)
+    if cfg.overrides.spin is None:
+        cond.spin = tuple(np.asarray(cont.spin))
+    return ground, lift, start
+
+
+def _energy_row(e: dict) -> dict:
+    """The report's energy figures: the largest kinetic energy, what was dissipated and the
+    work the forces did by the end (the largest over samples), and the balance's drift."""
+    return {"kinetic_max_J": float(e["kinetic"].max()),
+            "dissipated_J": float(e["dissipated"][-1].max()),
+            "external_work_J": float(e["work"][-1].max()),
+            "drift": _drift(e)}
 
 
 def _material_row(name: str, category: str, mat: SimMaterial) -> str:
