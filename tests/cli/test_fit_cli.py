@@ -19,7 +19,7 @@ from neurok_cli.io.gltf_read import read_animated
 from neurok_cli.io.mesh import canonical_frame, load_mesh
 from neurok_cli.model import load_bundle
 from neurok_cli.motion import encode_object
-from tests.conftest import ROOT, assert_one_error_line, assert_valid_gltf
+from tests.conftest import ROOT, assert_one_error_line, assert_valid_gltf, asset_path
 
 runner = CliRunner()
 BLOB = ROOT / "examples" / "blob.obj"
@@ -36,22 +36,37 @@ def write_obj(path: Path, v: np.ndarray, f: np.ndarray) -> None:
                     + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in f))
 
 
-@pytest.fixture(scope="module")
-def deformed(tmp_path_factory) -> tuple[Path, np.ndarray]:
-    """The blob in a state the model can express: its decode at a latent one prior-sigma
-    from the mean (file vertices, same topology)."""
+def _deformed(mesh: Path, folder: Path, seed: int = 2) -> tuple[Path, np.ndarray]:
+    """``mesh`` in a state the model can express: its decode at a latent one prior-sigma
+    from the mean (file vertices, same topology), written to ``folder``."""
     model, _ = load_bundle(resolve_weights("neurok-base"), torch.device("cpu"))
-    asset = load_mesh(BLOB)
+    asset = load_mesh(mesh)
     frame, welded = canonical_frame(asset), asset.welded()
     vc = frame.to_canonical(welded.vertices)
     prior, *_ = encode_object(model, vc, welded.faces, 0)
-    z = prior.mu + torch.randn(prior.mu.shape, generator=torch.Generator().manual_seed(2))
+    z = prior.mu + torch.randn(prior.mu.shape, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
         d = model.decode(z, prior, torch.as_tensor(vc, dtype=torch.float32)[None])[0].numpy()
     shape = frame.from_canonical(vc + d)[welded.index]
-    path = tmp_path_factory.mktemp("fit") / "deformed.obj"
+    path = folder / "deformed.obj"
     write_obj(path, shape, asset.faces)
     return path, shape
+
+
+@pytest.fixture(scope="module")
+def deformed(tmp_path_factory) -> tuple[Path, np.ndarray]:
+    """The blob, deformed (see _deformed)."""
+    return _deformed(BLOB, tmp_path_factory.mktemp("fit"))
+
+
+def _turned_cloud(shape: np.ndarray, faces: np.ndarray, path: Path) -> np.ndarray:
+    """2,048 points of ``shape`` turned 17 degrees about +Y and moved, written to ``path``;
+    returns the turn."""
+    R = Rotation.from_rotvec([0.0, 0.3, 0.0]).as_matrix()
+    moved = shape @ R.T + np.array([0.2, 0.5, -0.1])
+    cloud, _, _ = sample_surface(moved, faces, 2048, np.random.default_rng(0))
+    np.savetxt(path, cloud)
+    return R
 
 
 def test_a_deformed_mesh_of_the_same_topology_is_recovered(deformed, tmp_path):
@@ -66,25 +81,31 @@ def test_a_deformed_mesh_of_the_same_topology_is_recovered(deformed, tmp_path):
     assert doc["mode"] == "correspondence" and doc["frames"] == 1
     assert doc["latent_dim"] == len(doc["shapes"][0]["z"])
     assert doc["chamfer_l1"]["mean"] <= 0.01
-    assert doc["chamfer_l1"]["mean"] < 0.5 * doc["rest_chamfer_l1"]
+    assert doc["chamfer_l1"]["mean"] < 0.7 * doc["rest_chamfer_l1"]  # the floor: ~0.0075
     assert json.loads((tmp_path / "f.json").read_text())["shapes"] == doc["shapes"]
 
 
-def test_a_moved_point_cloud_is_recovered_with_its_pose(deformed, tmp_path):
+def test_a_moved_point_cloud_is_recovered(deformed, tmp_path):
     path, shape = deformed
-    faces = load_mesh(BLOB).faces
-    R = Rotation.from_rotvec([0.0, 0.3, 0.0]).as_matrix()
-    moved = shape @ R.T + np.array([0.2, 0.5, -0.1])
-    cloud, _, _ = sample_surface(moved, faces, 2048, np.random.default_rng(0))
-    np.savetxt(tmp_path / "c.xyz", cloud)
+    _turned_cloud(shape, load_mesh(BLOB).faces, tmp_path / "c.xyz")
     doc = fit(tmp_path / "c.xyz", "--rest", BLOB, "-o", tmp_path / "c.json")
     assert doc["mode"] == "chamfer" and doc["observed"] == "points"
     assert doc["chamfer_l1"]["mean"] <= 0.02
+    # its turn about the up axis is not asked for: the blob is nearly round about it, and a
+    # decoder that can bend it takes part of the turn as a bend at the same Chamfer-L1
+    # (measured over three deformations: 7-11 degrees off with the first weights, 8-15
+    # with the current ones; the penguin below, 0.2-0.6 with both)
+
+
+def test_a_moved_point_cloud_of_an_asymmetric_shape_is_recovered_with_its_pose(tmp_path):
+    mesh = asset_path("penguin")
+    path, shape = _deformed(mesh, tmp_path)
+    R = _turned_cloud(shape, load_mesh(mesh).faces, tmp_path / "c.xyz")
+    doc = fit(tmp_path / "c.xyz", "--rest", mesh, "-o", tmp_path / "c.json")
+    assert doc["chamfer_l1"]["mean"] < 0.7 * doc["rest_chamfer_l1"]  # the floor: ~0.0075
     got = np.array(doc["shapes"][0]["rotation"])
-    # most of the 17 degree turn comes back as a rotation, not as a deformation; not all of
-    # it: the decoder bends the blob a few degrees either way at the same Chamfer-L1 (the
-    # true latent and pose: 0.00834; fits 7 degrees off: 0.00839)
-    assert np.degrees(Rotation.from_matrix(got @ R.T).magnitude()) < 10.0
+    # the turn comes back as a rotation, not as a deformation
+    assert np.degrees(Rotation.from_matrix(got @ R.T).magnitude()) < 2.0
 
 
 def test_a_sequence_gives_initial_conditions_and_continues(tmp_path):
