@@ -28,7 +28,9 @@ def generate_cmd(
                               help=ranged("Sequences to simulate (all shards).", "count"))] = 100,
     seed: Annotated[int, Opt(
         metavar="N", help=ranged("Seed: the same seed makes the same arrays.", "seed"))] = 0,
-    categories: Annotated[str, Opt(metavar="LIST", help="Comma-separated: soft, cloth, beam.")
+    categories: Annotated[str, Opt(
+        metavar="LIST",
+        help="Comma-separated: soft, cloth, beam (the default), articulated.")
                           ] = "soft,cloth,beam",
     shapes: Annotated[Path | None, Opt(
         metavar="DIR", show_default="none",

@@ -28,6 +28,7 @@ from ..model.bundle import prior_spread, strain_limit
 from ..model.skinning import Skin, point_neighbours, smooth_weights
 from ..model.strain import driving_graph, limit_strain, mesh_edges
 from ..motion import MotionConfig, latent_motion
+from ..sim.conditions import CATEGORIES
 from ..sim.generate import scene_of
 from ..sim.scene import closed_volume
 from ..sim.setup import DEFAULT_BEAM_PIN
@@ -72,9 +73,14 @@ def _group(rows: list[tuple[str, dict]], keys: list[str]) -> dict[str, dict[str,
     return out
 
 
-def _stratified(ds: PairDataset, count: int, seed: int) -> list[int]:
+def _stratified(ds: PairDataset, count: int, seed: int,
+                only: tuple[str, ...] | None = None) -> list[int]:
+    """``count`` sequences taken from each category in turn (of ``only`` where given)."""
     rng = np.random.default_rng([seed, 7])
-    members = [np.flatnonzero(np.array(ds.category_of) == c) for c in ds.categories]
+    members = [np.flatnonzero(np.array(ds.category_of) == c) for c in ds.categories
+               if only is None or c in only]
+    if not members:
+        return []
     picks = [rng.permutation(m) for m in members]
     out = []
     for j in range(count):
@@ -217,7 +223,7 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
         nans += int((~np.isfinite(shapes[0])).any(axis=(1, 2)).sum())
         edges = mesh_edges(entry.faces)
         v0 = closed_volume(vc, entry.faces)
-        solid = cat != "cloth" and v0 > 0
+        solid = cat in ("soft", "beam") and v0 > 0  # an articulated object's boxes overlap
         pairs = [(rows_model, shapes[0]), (rows_data, frames[1:]), (rows_recon, recon),
                  (rows_skin, as_animated(shapes[0], vc, entry.faces, mc.n_query,
                                          seed=cfg.seed)),
@@ -286,7 +292,10 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     (frames as decoded where None). Besides the per-category figures, "sequences" lists
     every sequence's own (name, category, errors, latent peak, failed)."""
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed), cache=False)
-    picks = picks if picks is not None else _stratified(ds, cfg.rollouts, cfg.seed)
+    # the latent dynamics move the deformable categories; articulated objects' sequences
+    # are data for the shape space, with no latent motion of their own yet
+    picks = picks if picks is not None else _stratified(ds, cfg.rollouts, cfg.seed,
+                                                        only=CATEGORIES)
     rows, curves, each = [], {}, []
     for j, idx in enumerate(picks):
         seq = load_sequence(ds.files[idx])
@@ -357,7 +366,7 @@ def calibrate(model: NeurokModel, folder, split: str = "val", *, per_category: i
     Returns {category: {"stiffness", "damping", "error", "rest_error", "shape_error",
     "rest_shape_error", "errors", "shape_errors", "latent_peaks" (per grid value), ...}}."""
     ds = PairDataset(folder, split, SamplingConfig(seed=seed), cache=False)
-    picks = _stratified(ds, per_category * len(ds.categories), seed)
+    picks = _stratified(ds, per_category * len(ds.categories), seed, only=CATEGORIES)
     by_cat: dict[str, list[int]] = {}
     for idx in picks:
         if categories is None or ds.category_of[idx] in categories:

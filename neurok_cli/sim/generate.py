@@ -31,6 +31,7 @@ from ..data.format import (
 from ..errors import NeurokError, UsageError
 from ..io.atomic import atomic_path, remove_partials
 from ..limits import check_frames
+from . import articulated as art
 from .conditions import CATEGORIES, Conditions, Impulse, SimMaterial
 from .engine import SimResult, run
 from .sampling import sample_conditions, sample_dof, sample_material
@@ -39,7 +40,12 @@ from .setup import prepare
 from .shapes import CATEGORY_FAMILIES, Shape, make_shape, shape_from_mesh
 
 # shape families kept out of training: the test split measures generalization to new shapes
-TEST_FAMILIES = {"soft": ("torus", "mushroom"), "cloth": ("disc",), "beam": ("rod",)}
+TEST_FAMILIES = {"soft": ("torus", "mushroom"), "cloth": ("disc",), "beam": ("rod",),
+                 "articulated": art.TEST_FAMILIES}
+# what --categories takes: articulated objects only when asked (the default corpus is the
+# three deformable categories, as corpus-v1 was made)
+GENERATE_CATEGORIES = (*CATEGORIES, "articulated")
+FAMILIES = {**CATEGORY_FAMILIES, "articulated": art.FAMILIES}
 TEST_SHARE, VAL_SHARE = 0.15, 0.1
 
 
@@ -85,8 +91,9 @@ def _user_meshes(folder: Path | None) -> list[Path]:
 def plan(cfg: GenerateConfig) -> list[Job]:
     """Every job of the dataset (all shards), in index order."""
     for c in cfg.categories:
-        if c not in CATEGORIES:
-            raise UsageError(f"unknown category {c!r}; choose from {', '.join(CATEGORIES)}")
+        if c not in GENERATE_CATEGORIES:
+            raise UsageError(f"unknown category {c!r}; choose from "
+                             f"{', '.join(GENERATE_CATEGORIES)}")
     user = [f"user:{p.name}" for p in _user_meshes(cfg.shapes)]
     jobs = []
     for i in range(cfg.count):
@@ -98,7 +105,7 @@ def plan(cfg: GenerateConfig) -> list[Job]:
         if split == "test":
             family = str(rng.choice(test))
         else:
-            pool = [f for f in CATEGORY_FAMILIES[category] if f not in test]
+            pool = [f for f in FAMILIES[category] if f not in test]
             pool += user if category == "soft" else []
             family = str(rng.choice(pool))
         jobs.append(Job(i, category, split, family, [cfg.seed, i]))
@@ -132,6 +139,8 @@ def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
     from .. import __version__
 
     t0 = time.perf_counter()
+    if job.category == "articulated":
+        return _run_articulated(job, cfg, t0)
     shape, material, cond, dof = job_inputs(job, cfg)
     try:
         spec = prepare(shape.vertices, shape.faces, job.category, material, cond, dof=dof)
@@ -154,6 +163,35 @@ def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
     seq = Sequence(rest_vertices=result.frames[0].astype(np.float32),
                    faces=spec.faces.astype(np.int32), frames=result.frames.astype(np.float32),
                    fps=cfg.fps, gravity=np.asarray(cond.gravity, np.float32), meta=meta)
+    save_sequence(seq, split_dir(cfg.out, job.split) / f"{job.name}.npz")
+    return job.name, None, time.perf_counter() - t0
+
+
+def _run_articulated(job: Job, cfg: GenerateConfig, t0: float) -> tuple[str, str | None, float]:
+    """One articulated job: the object and its motion drawn from the job's generator, moved
+    by the engine, saved with its joints' layout and positions in the meta."""
+    import mujoco
+
+    from .. import __version__
+
+    rng = np.random.default_rng([*job.seed, 1])
+    obj = art.make_articulated(job.family, rng)
+    motion = art.sample_motion(obj, rng)
+    result = art.run_articulated(obj, motion, seconds=cfg.seconds, fps=cfg.fps)
+    if result.rejected:
+        _record_rejection(cfg.out, job, result.rejected)
+        return job.name, result.rejected, time.perf_counter() - t0
+    meta = {"category": job.category, "family": job.family, "split": job.split,
+            "shape": obj.params, "kind": "articulated", "density": obj.density,
+            "parts": [p.name for p in obj.parts], "vertex_part": result.owner.tolist(),
+            "joints": obj.layout(), "joint_positions": result.joints.round(6).tolist(),
+            "motion": asdict(motion), "mass": result.mass, "timestep": art.TIMESTEP,
+            "seed": job.seed, "engine": {"name": "mujoco", "version": mujoco.__version__,
+                                         "xml": art.build_xml(obj, motion)},
+            "generator": f"neurok-cli {__version__}", "sim_wall_s": time.perf_counter() - t0}
+    seq = Sequence(rest_vertices=result.frames[0].astype(np.float32),
+                   faces=result.faces.astype(np.int32), frames=result.frames.astype(np.float32),
+                   fps=cfg.fps, gravity=np.asarray(motion.gravity, np.float32), meta=meta)
     save_sequence(seq, split_dir(cfg.out, job.split) / f"{job.name}.npz")
     return job.name, None, time.perf_counter() - t0
 
