@@ -366,7 +366,8 @@ def calibrate(model: NeurokModel, folder, split: str = "val", *, per_category: i
     Returns {category: {"stiffness", "damping", "error", "rest_error", "shape_error",
     "rest_shape_error", "errors", "shape_errors", "latent_peaks" (per grid value), ...}}."""
     ds = PairDataset(folder, split, SamplingConfig(seed=seed), cache=False)
-    picks = _stratified(ds, per_category * len(ds.categories), seed, only=CATEGORIES)
+    moved = [c for c in ds.categories if c in CATEGORIES]
+    picks = _stratified(ds, per_category * len(moved), seed, only=CATEGORIES)
     by_cat: dict[str, list[int]] = {}
     for idx in picks:
         if categories is None or ds.category_of[idx] in categories:

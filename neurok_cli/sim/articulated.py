@@ -4,8 +4,9 @@ A chest whose lid swings shut, a cabinet's door, drawers that slide, a laptop's 
 desk lamp's two arms. Each object is designed closed, of axis-aligned boxes (metres, +Y
 up, standing on y = 0), part by part; every part but the base hangs from its parent by one
 joint with limits and damping, whose position is 0 in the design pose. A sequence starts
-from a drawn opening (``q0``: a lid at 20-110 degrees, a drawer part way out), so gravity
-alone has something to close, and its first frame is the dataset's rest shape.
+from a drawn opening (``q0``: a lid at 20-110 degrees, a drawer part way out; gravity alone
+shuts a lid or a laptop's screen and lowers a lamp), lifted so that no part starts in the
+ground, and its first frame is the dataset's rest shape.
 
 The engine moves the parts as rigid bodies (MuJoCo hinge and slide joints; the base free,
 on the ground), and a frame's vertices are each part's design vertices moved by its body's
@@ -25,7 +26,7 @@ from .scene import from_mj, to_mj
 
 FAMILIES = ("chest", "cabinet", "drawers", "laptop", "lamp")
 TEST_FAMILIES = ("laptop", "lamp")
-TIMESTEP = 0.002  # s: rigid parts need no finer step
+TIMESTEP = 1 / 600  # s: rigid parts need no finer step; 20 steps to a 30 fps frame
 SUBDIVIDE = 2  # each box's 12 triangles split in four this many times (98 vertices a box)
 PUSH_TIME = 0.02  # s a push's force acts over
 FRICTION = 0.8
@@ -175,8 +176,8 @@ def laptop(rng: np.random.Generator) -> Articulated:
 
 
 def lamp(rng: np.random.Generator) -> Articulated:
-    """A heavy foot, an upper arm hinged on it and a forearm hinged on the arm's end, both
-    turning about x (test family): designed lying folded forward, started raised."""
+    """A foot, an upper arm hinged on it and a forearm hinged on the arm's end, both
+    turning about x (test family): designed lying straight along +z, started raised."""
     foot, a1, a2 = rng.uniform(0.12, 0.2), rng.uniform(0.2, 0.4), rng.uniform(0.15, 0.35)
     r, tf = float(rng.uniform(0.012, 0.025)), float(rng.uniform(0.02, 0.04))
     rho = float(rng.uniform(500, 1500))
@@ -190,7 +191,7 @@ def lamp(rng: np.random.Generator) -> Articulated:
     base = Part("foot", [_box((-foot / 2, 0, -foot / 2), (foot / 2, tf, foot / 2))])
     q0 = [float(rng.uniform(np.radians(40), np.radians(90))),
           float(rng.uniform(np.radians(30), np.radians(120)))]
-    return Articulated("lamp", [base, arm, fore], 3 * rho, q0,
+    return Articulated("lamp", [base, arm, fore], rho, q0,
                        {"foot": foot, "arm": a1, "forearm": a2, "radius": r})
 
 
@@ -220,7 +221,8 @@ def sample_motion(art: Articulated, rng: np.random.Generator) -> Motion:
     """A drawn start: dropped (a third of the time), joints thrown (half), a part pushed
     (half); with none of these, gravity alone closes what it can."""
     n = len(art.q0)
-    size = float(np.ptp(art.mesh()[0], axis=0).max())
+    corners = np.array([c for part in art.parts for box in part.boxes for c in box])
+    size = float(np.ptp(corners, axis=0).max())
     m = Motion()
     if rng.random() < 1 / 3:
         m.drop = float(rng.uniform(0.05, 0.3) * size)
@@ -303,6 +305,10 @@ def run_articulated(art: Articulated, motion: Motion, *, seconds: float, fps: fl
     for a, v in zip(vadr, motion.joint_speeds or [0.0] * len(vadr), strict=True):
         data.qvel[a] = v
     mujoco.mj_forward(model, data)
+    # a start pose with a part below the ground (a lamp's forearm folded down) is lifted
+    # onto it; the design pose stands on it
+    data.qpos[2] += max(0.0, -float((data.geom_xpos[1:, 2] - _half_height(model, data)).min()))
+    mujoco.mj_forward(model, data)
     bodies = [model.body(p.name).id for p in art.parts]
     mass = float(sum(model.body_mass[b] for b in bodies))
     n = int(np.floor(seconds * fps + 1e-9)) + 1
@@ -317,11 +323,18 @@ def run_articulated(art: Articulated, motion: Motion, *, seconds: float, fps: fl
                     b = bodies[part]
                     data.xfrc_applied[b, :3] = model.body_subtreemass[b] * to_mj(dv) / PUSH_TIME
             mujoco.mj_step(model, data)
+        mujoco.mj_kinematics(model, data)  # the poses of the state reached, not the last one
         for p, b in enumerate(bodies):
             sel = owner == p
             frames[k, sel] = local[sel] @ data.xmat[b].reshape(3, 3).T + data.xpos[b]
         joints[k] = [data.qpos[a] for a in adr]
         if not np.isfinite(frames[k]).all():
-            return ArticulatedRun(frames[:k], joints[:k], times[:k], faces, owner, mass,
-                                  "blow-up")
+            return ArticulatedRun(from_mj(frames[:k]), joints[:k], times[:k], faces, owner,
+                                  mass, "blow-up")
     return ArticulatedRun(from_mj(frames), joints, times, faces, owner, mass)
+
+
+def _half_height(model, data) -> np.ndarray:
+    """Each non-ground geom's (boxes) half extent along MuJoCo's z as it is turned now."""
+    R = data.geom_xmat[1:].reshape(-1, 3, 3)
+    return (np.abs(R[:, 2, :]) * model.geom_size[1:]).sum(axis=1)

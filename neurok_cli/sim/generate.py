@@ -290,7 +290,9 @@ def summarize(cfg: GenerateConfig, jobs: list[Job]) -> Header:
         engine={"name": "mujoco", "version": mujoco.__version__},
         counts={s: dict(sorted(c.items())) for s, c in counts.items()},
         rejected=dict(sorted(rejected.items())),
-        extra={"test_families": TEST_FAMILIES, "frames": int(cfg.seconds * cfg.fps) + 1})
+        extra={"test_families": {c: f for c, f in TEST_FAMILIES.items()
+                                 if c in cfg.categories or c in CATEGORIES},
+               "frames": int(cfg.seconds * cfg.fps) + 1})
 
 
 

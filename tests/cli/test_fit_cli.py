@@ -81,7 +81,7 @@ def test_a_deformed_mesh_of_the_same_topology_is_recovered(deformed, tmp_path):
     assert doc["mode"] == "correspondence" and doc["frames"] == 1
     assert doc["latent_dim"] == len(doc["shapes"][0]["z"])
     assert doc["chamfer_l1"]["mean"] <= 0.01
-    assert doc["chamfer_l1"]["mean"] < 0.7 * doc["rest_chamfer_l1"]  # the floor: ~0.0075
+    assert doc["chamfer_l1"]["mean"] < 0.5 * doc["rest_chamfer_l1"]
     assert json.loads((tmp_path / "f.json").read_text())["shapes"] == doc["shapes"]
 
 
@@ -99,10 +99,12 @@ def test_a_moved_point_cloud_is_recovered(deformed, tmp_path):
 
 def test_a_moved_point_cloud_of_an_asymmetric_shape_is_recovered_with_its_pose(tmp_path):
     mesh = asset_path("penguin")
-    path, shape = _deformed(mesh, tmp_path)
+    _, shape = _deformed(mesh, tmp_path)
     R = _turned_cloud(shape, load_mesh(mesh).faces, tmp_path / "c.xyz")
     doc = fit(tmp_path / "c.xyz", "--rest", mesh, "-o", tmp_path / "c.json")
-    assert doc["chamfer_l1"]["mean"] < 0.7 * doc["rest_chamfer_l1"]  # the floor: ~0.0075
+    assert doc["mode"] == "chamfer" and doc["chamfer_l1"]["mean"] <= 0.01
+    # the cloud's own sampling leaves ~0.0075, so the fit is near it, the rest pose not
+    assert doc["chamfer_l1"]["mean"] < 0.7 * doc["rest_chamfer_l1"]
     got = np.array(doc["shapes"][0]["rotation"])
     # the turn comes back as a rotation, not as a deformation
     assert np.degrees(Rotation.from_matrix(got @ R.T).magnitude()) < 2.0

@@ -7,6 +7,7 @@ import pytest
 
 from neurok_cli.data.format import load_sequence, sequence_files
 from neurok_cli.errors import UsageError
+from neurok_cli.model.strain import mesh_edges
 from neurok_cli.sim import articulated as art
 from neurok_cli.sim.generate import GenerateConfig, generate, plan
 
@@ -21,13 +22,13 @@ def _run(family: str, seed: int = 0, motion: art.Motion | None = None):
 
 
 def _part_edges(faces: np.ndarray, owner: np.ndarray) -> np.ndarray:
-    e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
+    e = mesh_edges(faces)
     return e[owner[e[:, 0]] == owner[e[:, 1]]]
 
 
 @pytest.mark.parametrize("family", art.FAMILIES)
 def test_parts_stay_rigid_and_joints_within_their_limits(family):
-    for seed in range(3):
+    for seed in range(12):
         obj, _, run = _run(family, seed)
         assert run.rejected is None and np.isfinite(run.frames).all()
         e = _part_edges(run.faces, run.owner)
@@ -35,8 +36,9 @@ def test_parts_stay_rigid_and_joints_within_their_limits(family):
         assert np.abs(length / length[0] - 1).max() < 1e-6  # every part keeps its shape
         lo, hi = np.array([p.joint.limits for p in obj.parts if p.joint]).T
         # a limit is a stiff spring in the engine: a lid slammed shut goes past it a little
-        assert (run.joints >= lo - 0.01).all() and (run.joints <= hi + 0.01).all()
+        assert (run.joints >= lo - 0.02).all() and (run.joints <= hi + 0.02).all()
         assert np.allclose(run.joints[0], obj.q0)
+        assert run.frames[0, :, 1].min() > -1e-3  # a start folded down is lifted onto it
         assert run.frames[:, :, 1].min() > -0.01  # on the ground, not through it
 
 
@@ -46,7 +48,7 @@ def test_an_unheld_open_lid_falls_shut_about_its_hinge():
     # the lid turns about its hinge: its points on the hinge line stay where they were
     lid = run.owner == 1
     anchor = np.asarray(obj.parts[1].joint.anchor)
-    rest = art.Articulated.mesh(obj)[0][lid]
+    rest = obj.mesh()[0][lid]
     on_line = np.abs(rest[:, 1:] - anchor[1:]).sum(axis=1) < 1e-9
     assert on_line.sum() >= 2
     moved = run.frames[:, lid][:, on_line]
