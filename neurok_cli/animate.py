@@ -260,10 +260,6 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     say = progress or (lambda _: None)
     device = resolve_device(cfg.device)
     compiled = _integrator_ready(cfg, device)
-    if compiled:  # numba's start-up, beside loading and encoding
-        from .model import kernel
-
-        kernel.warm_in_background()
     say("loading")
     bundle = resolve_weights(cfg.weights)
     model, bundle_cfg = load_bundle(bundle, device)
@@ -272,6 +268,10 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
     check_size(frame.size_m, given=cfg.size is not None)
     check_faces(len(asset.faces), str(cfg.input))
+    if compiled:  # numba's start-up, beside encoding, once the input is known to be good
+        from .model import kernel
+
+        kernel.warm_in_background()
     welded = asset.welded()
     surface = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     category, base = resolve_material(cfg.material, auto_category(surface, welded.faces))

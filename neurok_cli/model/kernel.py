@@ -737,9 +737,25 @@ def warm() -> None:
     strain.warm()
 
 
+_WARMING: list = []  # warm-up threads started in this process
+
+
 def warm_in_background() -> None:
     """Start :func:`warm` on a daemon thread: it overlaps with loading and encoding (torch
-    releases the interpreter while it computes), and the first rollout waits for it."""
+    releases the interpreter while it computes), and the first rollout waits for it. A
+    process that ends meanwhile (an error in its input) waits for it at exit: one that
+    ended with the thread inside LLVM aborted there (SIGABRT, "dyn_cast on a non-existent
+    value") instead of exiting with its one-line error."""
+    import atexit
     import threading
 
-    threading.Thread(target=warm, name="neurok-kernel-warm", daemon=True).start()
+    thread = threading.Thread(target=warm, name="neurok-kernel-warm", daemon=True)
+    if not _WARMING:
+        atexit.register(_finish_warming)
+    _WARMING.append(thread)
+    thread.start()
+
+
+def _finish_warming() -> None:
+    for thread in _WARMING:
+        thread.join()
