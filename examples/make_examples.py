@@ -5,6 +5,9 @@
 - ``flag.glb``: a textured flag waving on its pole for 2 s (an analytic travelling wave),
   written with neurok's own animated-glTF writer: the file README's first example previews.
 - ``blob.obj``: a closed, lumpy, squashable shape (a static mesh to animate).
+- ``chest.glb``, ``cabinet.glb``: articulated objects from the data engine's families, a
+  part to a node, the lid or door standing open: ``neurok info`` finds their hinges,
+  ``neurok animate --preset open`` (or close, swing) moves them.
 """
 
 from __future__ import annotations
@@ -82,6 +85,36 @@ def blob(subdivisions: int = 3, seed: int = 7) -> None:
     print(f"blob.obj: {len(v)} vertices, {len(sphere.faces)} faces")
 
 
+def articulated(family: str, seed: int, angle: float) -> None:
+    """A generated chest or cabinet, its lid or door turned ``angle`` degrees open on its
+    hinge, written as GLB with each part its own node (metres, +Y up, on y = 0)."""
+    from neurok_cli.io.gltf_build import build_document
+    from neurok_cli.sim.articulated import axis_rotation, make_articulated
+
+    obj = make_articulated(family, np.random.default_rng(seed))
+    v, f, owner = obj.mesh()
+    colours = [(0.55, 0.36, 0.2, 1.0), (0.75, 0.55, 0.3, 1.0)]
+    parts = []
+    for p, part in enumerate(obj.parts):
+        sel = np.flatnonzero(owner == p)
+        remap = np.full(len(v), -1)
+        remap[sel] = np.arange(len(sel))
+        pv = v[sel]
+        if part.joint is not None:
+            j = part.joint
+            R = axis_rotation(j.axis, np.radians(angle))
+            pv = (pv - j.anchor) @ R.T + j.anchor
+        parts.append(Part(name=part.name, vertices=pv,
+                          faces=remap[f[(owner[f] == p).all(axis=1)]],
+                          material=Material(name=part.name, base_color=colours[min(p, 1)])))
+    asset = Asset(path=Path(f"{family}.glb"), format="glb", parts=parts)
+    doc, _ = build_document(asset)
+    doc.save_glb(HERE / f"{family}.glb")
+    print(f"{family}.glb: {len(v)} vertices, {len(obj.parts)} parts, open {angle:g} degrees")
+
+
 if __name__ == "__main__":
     flag()
     blob()
+    articulated("chest", 3, 35.0)
+    articulated("cabinet", 4, 40.0)

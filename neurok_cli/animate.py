@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .articulation import JointSpec
 from .body import auto_category
 from .errors import InputError, NeurokError, UsageError
 from .io.export import ExportOptions, check_output, export_motion
@@ -27,7 +28,8 @@ from .placement import check_ground_at, ground_row, physics_offsets, place_groun
 from .sim.conditions import Conditions, Impulse, SimMaterial
 from .sim.materials import material_names, resolve_material
 
-PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free")
+PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free", "open", "close", "swing")
+ARTICULATED = "articulated"  # --material: rigid parts on joints (animate_rig.py)
 DEFAULT_PRESET = {"soft": "drop", "cloth": "flutter", "beam": "sway"}
 SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "weights"  # package data: the wheel has it
 WEIGHTS_ENV = "NEUROK_WEIGHTS"  # folder(s), os.pathsep-separated, of more bundles by name
@@ -88,6 +90,13 @@ class AnimateConfig:
     strain_limit: float | None = None  # None: the bundle's for the category; inf: none
     export: ExportOptions = field(default_factory=ExportOptions)
     continuation: Continuation | None = None
+    joints: list[JointSpec] = field(default_factory=list)  # --joint, for articulated objects
+
+    @property
+    def articulated(self) -> bool:
+        """Rigid parts on joints: asked for by the material, a joint or a joint's preset."""
+        return (self.material == ARTICULATED or bool(self.joints)
+                or self.preset in ("open", "close", "swing"))
 
 
 @dataclass
@@ -121,6 +130,7 @@ class AnimateReport:
     size_from: str = ""  # where size_m came from (see io.mesh.size_source)
     input: str = ""  # the file animated
     ground: dict | None = None  # where the ground is (placement.Ground.json); None: no ground
+    rig: list[dict] | None = None  # an articulated object's parts and joints
 
 
 def weights_folders() -> list[Path]:
@@ -258,6 +268,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     t0 = time.perf_counter()
     _check_options(cfg)
     say = progress or (lambda _: None)
+    if cfg.articulated:
+        return _animate_rig(cfg, say, on_frame, t0)
     device = resolve_device(cfg.device)
     compiled = _integrator_ready(cfg, device)
     say("loading")
@@ -323,6 +335,75 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         ground=ground.json(float(motion.frames[:, 0, :, 1].min())) if cond.ground else None)
 
 
+def _animate_rig(cfg: AnimateConfig, say, on_frame, t0: float) -> AnimateReport:
+    """An articulated object: its parts moved rigidly on their joints (animate_rig.py)."""
+    from .animate_rig import joint_rows, place, rig_motion, rig_start, to_physical
+
+    _check_rig_options(cfg)
+    say("loading")
+    asset = load_mesh(cfg.input, up=cfg.up)
+    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
+    check_size(frame.size_m, given=cfg.size is not None)
+    check_faces(len(asset.faces), str(cfg.input))
+    preset = cfg.preset or "open"
+    at = place(asset, frame, preset=preset, drop=cfg.overrides.drop, ground_at=cfg.ground_at)
+    t_load = time.perf_counter()
+    say("moving")
+    begin = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names,
+                      joints=[to_physical(j, frame, at.lift) for j in cfg.joints],
+                      preset=preset, density=cfg.density, drop_m=at.drop_m,
+                      gravity=cfg.overrides.gravity or (0.0, -9.81, 0.0))
+    motion = rig_motion(begin, seconds=cfg.seconds, fps=cfg.fps, on_frame=on_frame)
+    say("writing")
+    file_frames = [_to_file(motion.frames, frame, at.back, at.pieces.index)]
+    options = replace(cfg.export, names=cfg.export.names or [f"neurok_{preset}"],
+                      metres_per_unit=frame.size_m / frame.extent)
+    out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options)
+    t_end = time.perf_counter()
+    run = motion.run
+    energy = run.kinetic + run.potential
+    return AnimateReport(
+        output=cfg.output, category=ARTICULATED, preset=preset, frames=len(file_frames[0]),
+        fps=cfg.fps, samples=1, vertices=len(asset.vertices),
+        welded_vertices=len(at.pieces.vertices), latent_dims=len(motion.link.coords),
+        reduced_dims=len(motion.link.coords), dynamics_points=len(motion.link.points),
+        size_m=frame.size_m, mass_kg=float(motion.link.mass.sum()), steps=run.steps,
+        fit_residual=0.0, run_residual=0.0,
+        energy={"kinetic_max_J": float(run.kinetic.max()),
+                "dissipated_J": float(energy[0] - energy[-1]), "external_work_J": 0.0,
+                "drift": float("nan")},
+        timings={"load": t_load - t0, **motion.seconds,
+                 "export": t_end - t_load - sum(motion.seconds.values()), "total": t_end - t0},
+        export={"format": out.fmt, "bytes": out.bytes, **out.details},
+        weights="", device="cpu", warnings=[*asset.warnings, *out.warnings],
+        material=f"articulated: rigid parts, density {motion.link.density:.3g} kg/m³",
+        size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
+        ground=at.ground.json(at.drop_m), rig=joint_rows(motion))
+
+
+def _check_rig_options(cfg: AnimateConfig) -> None:
+    """What an articulated object's motion does not take fails at once."""
+    o = cfg.overrides
+    given = [name for name, value in (
+        ("--pin", o.pins), ("--velocity", o.velocity), ("--spin", o.spin), ("--wind", o.wind),
+        ("--gust", o.gust), ("--push", o.pushes), ("--friction", o.friction),
+        ("--young", cfg.young), ("--damping", cfg.damping), ("--ground", o.ground))
+        if value not in (None, [])]
+    if cfg.samples != 1:
+        given.append("--samples")
+    if cfg.stiffness != 1.0:
+        given.append("--stiffness")
+    if cfg.material not in ("auto", ARTICULATED):
+        given.append("--material " + cfg.material)
+    if cfg.continuation is not None:
+        given.append("a fitted start")
+    if given:
+        raise UsageError(f"{', '.join(given)}: not for an articulated object (rigid parts on "
+                         "joints take --preset, --drop, --gravity, --density and --joint)")
+    if cfg.density is not None and not (np.isfinite(cfg.density) and cfg.density > 0):
+        raise UsageError(f"--density must be > 0, got {cfg.density}")
+
+
 def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
                    material: SimMaterial, cond: Conditions, start) -> MotionConfig:
     """The latent motion's settings: the options, with the bundle's calibration of the
@@ -343,7 +424,7 @@ def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
 def _check_options(cfg: AnimateConfig) -> None:
     """The options that can be judged before any work: a bad one fails at once."""
     check_output(cfg.output, cfg.export.fmt)
-    if cfg.material not in material_names():
+    if cfg.material not in (*material_names(), ARTICULATED):
         raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
                          f"{', '.join(material_names())}")
     check_frames(cfg.seconds, cfg.fps)
@@ -429,6 +510,8 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
                        f"{rep.export['bytes'] / 1e6:.2f} MB)"),
             *_riding_row(rep.export.get("riding_parts")),
             ("took", f"{t['total']:.1f} s")]
+    if rep.rig is not None:
+        return _rig_rows(rep, rows, verbose)
     if not verbose:
         return rows
     stages = ", ".join(f"{k} {t[k]:.2f}" for k in ("load", "encode", "fit", "integrate",
@@ -451,6 +534,35 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
         ("stages (s)", stages),
         ("device", rep.device),
         ("weights", rep.weights)]
+
+
+def _rig_rows(rep: AnimateReport, rows: list[tuple[str, str]], verbose: bool
+              ) -> list[tuple[str, str]]:
+    """An articulated object's summary: its parts and how each joint moved."""
+    rows = [r for r in rows if r[0] != "took"]
+    rows[0] = ("animated", f"{rep.input}: {rep.vertices:,} vertices, {len(rep.rig)} rigid "
+                           "parts on joints")
+    for part in rep.rig:
+        j = part.get("joint")
+        if j is None:
+            rows.append((f"part '{part['part']}'", "the base" if part["parent"] is None else
+                         f"rides on '{part['parent']}' ({part['found']})"))
+            continue
+        unit, scale = ("°", 180 / np.pi) if j["kind"] == "hinge" else (" m", 1.0)
+        lo, hi = (x * scale for x in j["limits"])
+        a, b = (x * scale for x in j["moved"])
+        rows.append((f"part '{part['part']}'",
+                     f"{j['kind']} on '{part['parent']}' ({part['found']}), "
+                     f"{lo:.3g}..{hi:.3g}{unit}; went {a:.3g}..{b:.3g}{unit}"))
+    t = rep.timings
+    rows.append(("took", f"{t['total']:.1f} s"))
+    if verbose:
+        rows += [("coordinates", f"{rep.latent_dims} ({rep.steps:,} RK4 steps)"),
+                 ("energy", f"max kinetic {rep.energy['kinetic_max_J']:.3g} J, lost to "
+                            f"damping and limits {rep.energy['dissipated_J']:.3g} J"),
+                 ("stages (s)", ", ".join(f"{k} {t[k]:.2f}" for k in
+                                          ("load", "rig", "integrate", "frames", "export")))]
+    return rows
 
 
 def _riding_row(names: list[str] | None) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .articulation import JointSpec
 from .errors import UsageError
 from .io.export import ExportOptions, export_motion
 from .io.mesh import canonical_frame, load_mesh, size_source
@@ -27,6 +28,7 @@ from .sim.setup import prepare
 from .sim.surface import engine_surface
 
 AUTO = "auto"
+ARTICULATED = "articulated"
 FLAT = 0.02  # "auto" takes a mesh as cloth when its thinnest extent is under 2% of its largest
 
 
@@ -55,6 +57,13 @@ class SimulateConfig:
     cells: tuple[int, int, int] | None = None  # interpolation cells (soft bodies, beams)
     max_vertices: int = 3000  # denser cloth/tet surfaces are simulated on a proxy (5x: cells)
     export: ExportOptions = field(default_factory=ExportOptions)
+    preset: str | None = None  # articulated objects: open, close, swing, drop or free
+    joints: list[JointSpec] = field(default_factory=list)  # --joint, articulated objects
+
+    @property
+    def articulated(self) -> bool:
+        return (self.material == ARTICULATED or bool(self.joints)
+                or self.preset in ("open", "close", "swing"))
 
 
 @dataclass
@@ -78,6 +87,7 @@ class SimulateReport:
     material: str = "soft"  # the category simulated ("auto" resolved)
     size_from: str = ""  # where size_m came from (see io.mesh.size_source)
     ground: dict | None = None  # where the ground is (placement.Ground.json); None: no ground
+    rig: list[dict] | None = None  # an articulated object's parts and joints
 
 
 def _check_material_name(cfg: SimulateConfig) -> None:
@@ -141,7 +151,14 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
     check_frames(cfg.seconds, cfg.fps)
     check_ground_at(cfg.ground_at)
+    if cfg.articulated:
+        return _simulate_rig(cfg, progress)
     _check_material_name(cfg)
+    if cfg.preset is not None:
+        raise UsageError(f"--preset {cfg.preset}: simulate takes a preset for articulated "
+                         "objects only (open, close, swing, or with --material articulated "
+                         "drop and free); set soft bodies and cloths going with --drop, "
+                         "--velocity, --push and the like")
     asset = load_mesh(cfg.input, up=cfg.up)
     frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
     check_size(frame.size_m, given=cfg.size is not None)
@@ -199,6 +216,66 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         warnings=warnings + out.warnings, material=cfg.material,
         size_from=size_source(asset, cfg.size, cfg.units),
         ground=ground.json(float(result.frames[0, :, 1].min())) if cond.ground else None)
+
+
+def _simulate_rig(cfg: SimulateConfig, progress) -> SimulateReport:
+    """An articulated object in the engine: its rig (as animate finds it) as rigid bodies on
+    hinges and sliders, the base free on the ground, started as the preset starts it."""
+    from .animate_rig import place, rig_start, to_physical
+    from .sim.articulated import Motion, RigBody, run_rig
+
+    c = cfg.conditions
+    if cfg.material not in (AUTO, ARTICULATED) or cfg.young or cfg.poisson or cfg.damping \
+            or cfg.thickness or cfg.dof or cfg.cells or c.pins or c.impulses or any(c.wind) \
+            or any(c.velocity) or any(c.spin):
+        raise UsageError("an articulated object takes --preset, --drop, --gravity, --density "
+                         "and --joint only")
+    asset = load_mesh(cfg.input, up=cfg.up)
+    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
+    check_size(frame.size_m, given=cfg.size is not None)
+    check_faces(len(asset.faces), str(cfg.input))
+    preset = cfg.preset or "open"
+    at = place(asset, frame, preset=preset, drop=cfg.drop, ground_at=cfg.ground_at)
+    begin = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names,
+                      joints=[to_physical(j, frame, at.lift) for j in cfg.joints],
+                      preset=preset, density=cfg.density, drop_m=at.drop_m,
+                      gravity=c.gravity)
+    rig, link = begin.rig, begin.link
+    joints = iter(link.joints())
+    bodies = []
+    for p, name in enumerate(rig.names):
+        sel = np.flatnonzero(rig.owner == p)
+        remap = np.full(len(at.start), -1)
+        remap[sel] = np.arange(len(sel))
+        f = at.pieces.faces
+        bodies.append(RigBody(name, at.start[sel], remap[f[(rig.owner[f] == p).all(axis=1)]],
+                              rig.parent[p], next(joints) if rig.joints[p] else None))
+    speeds = [float(v) for co, v in zip(link.coords, begin.speeds) if co.parent >= 0]
+    result = run_rig(bodies, link.density, Motion(drop=at.drop_m, joint_speeds=speeds,
+                                                  gravity=c.gravity),
+                     seconds=cfg.seconds, fps=cfg.fps)
+    order = np.concatenate([np.flatnonzero(rig.owner == p) for p in range(len(rig.names))])
+    frames = np.empty_like(result.frames)
+    frames[:, order] = result.frames
+    frames = frames - np.array([0.0, at.back, 0.0])
+    file_frames = frame.from_canonical(frames / frame.size_m)[:, at.pieces.index]
+    out = export_motion(asset, [file_frames], cfg.output, fps=cfg.fps,
+                        options=replace(cfg.export, metres_per_unit=frame.size_m / frame.extent))
+    rows = rig.rows()
+    for k, p in enumerate(rig.jointed):
+        q = result.joints[:, k]
+        rows[p]["joint"].update(start_speed=speeds[k], moved=[float(q.min()), float(q.max())],
+                                end=float(q[-1]))
+    return SimulateReport(
+        output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),
+        welded_vertices=len(at.pieces.vertices), simulated_vertices=len(at.pieces.vertices),
+        dofs=6 + len(speeds), dof="rigid", cells=None, mass_kg=result.mass,
+        size_m=frame.size_m, sim_wall_s=result.wall_s,
+        sim_s_per_s=result.wall_s / max(result.times[-1], 1e-9), rejected=result.rejected,
+        export={"format": out.fmt, "bytes": out.bytes, **out.details},
+        warnings=list(asset.warnings) + out.warnings, material=ARTICULATED,
+        size_from=size_source(asset, cfg.size, cfg.units), ground=at.ground.json(at.drop_m),
+        rig=rows)
 
 
 def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:

@@ -81,8 +81,8 @@ Units = Annotated[str | None, Opt(
 Material = Annotated[str, Opt(
     panel=MATERIAL, metavar="NAME",
     help="auto (by the shape: sheet, beam or soft body), a category (soft, cloth, beam), a "
-         "solid (jelly, foam, rubber, plastic, wood) or a cloth (silk, cotton, denim, "
-         "leather).")]
+         "solid (jelly, foam, rubber, plastic, wood), a cloth (silk, cotton, denim, "
+         "leather), or articulated (rigid parts on hinges and sliders).")]
 Up = Annotated[str | None, Opt(panel=INPUT, metavar=choices("y", "z"),
                                show_default="z for STL, else y",
                                help="Up axis of OBJ/PLY/STL.")]
@@ -130,6 +130,13 @@ Pins = Annotated[list[str] | None, Opt(
     "--pin", panel=FORCES, metavar="REGION",
     help="Pinned region, repeatable: 'y>0.9', 'top', 'bottom', or vertex indices "
          "'0,5,9-12' (below 5,000,000).")]
+Joints = Annotated[list[str] | None, Opt(
+    "--joint", panel=MOTION, metavar="PART:hinge:AXIS[@POINT]",
+    show_default="found where parts touch",
+    help="A joint of an articulated object, repeatable: the part (as neurok info names it) "
+         "turns about AXIS through POINT (x,y,z in the file's frame; default: where it "
+         "touches its parent), the axis pointing the way it opens; or PART:slide:AXIS. "
+         "Parts' other joints are found where they touch.")]
 Velocity = Annotated[str | None, Opt(panel=MOTION, metavar="X,Y,Z",
                                      help="Initial velocity, m/s (length up to 10000).")]
 Spin = Annotated[str | None, Opt(panel=MOTION, metavar="X,Y,Z",

@@ -13,7 +13,7 @@ from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
 from ._names import beside
 
-PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free")
+PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free", "open", "close", "swing")
 
 
 def _vector(text: str | None, name: str):
@@ -49,7 +49,9 @@ def animate(
         panel=o.MOTION, metavar=o.choices(*PRESETS), show_default=o.BY_MATERIAL,
         help="What happens: drop onto the ground, wobble, poke, sway (pinned at the bottom, a "
              "beam by one end, a cloth hung by one edge), flutter in the wind, or free (only "
-             "the options below).")] = None,
+             "the options below); for articulated objects, open, close or swing their "
+             "joints.")] = None,
+    joint: o.Joints = None,
     samples: Annotated[int, o.Opt(
         panel=o.MOTION, metavar="N",
         help=ranged("Number of different plausible motions.", "samples", "animate"))] = 1,
@@ -93,9 +95,12 @@ def animate(
       neurok animate penguin.obj --size 0.3 --material rubber --preset wobble -o wobble.glb
 
       neurok animate towel.obj --material cotton --pin 'x<0.02' --wind 0,0,5 -o towel.mp4
+
+      neurok animate chest.glb --preset open     (parts on hinges: neurok info lists them)
     """
     from ..animate import AnimateConfig, Overrides, report_rows
     from ..animate import animate as run_animate
+    from ..articulation import parse_joint
     from ..io.export import ExportOptions
     from ..sim.conditions import parse_impulse
 
@@ -110,7 +115,7 @@ def animate(
                         overrides=over,
                         samples=samples,
                         seed=seed, weights=weights, device=device, method=method,
-                        strain_limit=strain_limit,
+                        strain_limit=strain_limit, joints=[parse_joint(j) for j in joint or []],
                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
     with progress_bar("animating") as update:
         report = run_animate(cfg, progress=lambda stage: update(0, None, stage),

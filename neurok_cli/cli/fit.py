@@ -45,6 +45,11 @@ def fit(
                                 help="Surface samples each way for the reported error.")
                        ] = 10_000,
     seed: Annotated[int, Opt(panel=FIT, metavar="N", help=ranged("Random seed.", "seed"))] = 0,
+    articulated: Annotated[bool, Opt(
+        "--articulated", panel=FIT, metavar="",
+        help="Fit the joint positions (and the base's pose) of a rest made of rigid parts, "
+             "as animate moves them, instead of the latent state.")] = False,
+    joint: o.Joints = None,
     weights: o.Weights = "neurok-base",
     device: o.Device = "auto",
     then_animate: Annotated[Path | None, Opt(
@@ -85,6 +90,8 @@ def fit(
       neurok fit scan.ply --rest chair.obj -o scan_fit.json
 
       neurok fit clip.glb -o clip.json --then-animate more.glb --seconds 2 --push top:0,0,1
+
+      neurok fit open.obj --rest chest.glb --articulated -o lid.json   (the lid's angle)
     """
     from ..animate import AnimateConfig, Overrides
     from ..animate import animate as run_animate
@@ -102,6 +109,9 @@ def fit(
                     fps=fps, up=up, seed=seed, weights=weights, device=device,
                     animation=animation,
                     require_sequence=then_animate is not None)
+    if articulated or joint:
+        _fit_joints(cfg, joint or [], output, json_out, then_animate)
+        return
     with progress_bar("fitting") as update:
         result = run_fit(cfg, progress=lambda i, n: update(i, n))
     write_result(result, output)
@@ -141,6 +151,41 @@ def fit(
         rows.append(("animation", f"{report.output} ({report.frames} frames, "
                                   f"{report.category}, preset {report.preset})"))
     print_rows(rows)
+
+
+def _fit_joints(cfg, joints: list[str], output: Path, json_out: bool,
+                then_animate: Path | None) -> None:
+    """``--articulated``: the joints' positions of each observed shape (fit_rig.py)."""
+    import json
+
+    from ..articulation import parse_joint
+    from ..errors import UsageError
+    from ..fit_rig import fit_rig
+    from ..io.atomic import atomic_path
+
+    if then_animate is not None:
+        raise UsageError("--then-animate: not for a joint fit (--articulated); animate the "
+                         "rest with --preset and --joint instead")
+    specs = [parse_joint(j) for j in joints]
+    with progress_bar("fitting joints") as update:
+        doc = fit_rig(cfg, specs, progress=lambda i, n: update(i, n))
+    with atomic_path(output) as tmp:
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    if json_out:
+        print_json(doc)
+        return
+    last = doc["shapes"][-1]["joints"]
+    units = {r["part"]: r["joint"]["kind"] for r in doc["rig"] if r.get("joint")}
+    angle = lambda n, v: f"{v * 57.29578:.1f}°" if units[n] == "hinge" else f"{v:.4g} m"  # noqa: E731
+    print_rows([("observed", f"{cfg.observed} ({doc['observed']}, {doc['frames']} "
+                             "shape(s), joint fit)"),
+                ("rest", doc["rest"]),
+                ("Chamfer-L1", f"{doc['chamfer_l1']['mean']:.4f} mean, "
+                               f"{doc['chamfer_l1']['max']:.4f} max (rest pose "
+                               f"{doc['rest_chamfer_l1']:.4f}; unit: bounding-box diagonal)"),
+                *[(f"joint '{n}'", angle(n, v) + (" (last shape)" if doc["frames"] > 1 else
+                                                   "")) for n, v in last.items()],
+                ("output", str(output)), ("time (s)", f"{doc['seconds']:.2f}")])
 
 
 def _vec(v: list[float]) -> str:

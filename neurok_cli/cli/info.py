@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 
 from ._common import guarded, print_json, print_rows, warn
@@ -22,7 +23,8 @@ def info(
 ) -> None:
     """What a mesh file or frame folder holds.
 
-    Vertices, faces, parts, bounding box, units, animations and morph targets.
+    Vertices, faces, parts, bounding box, units, animations and morph targets; for an
+    object of several parts, the joints animate would move them on.
 
     Example:
 
@@ -31,8 +33,37 @@ def info(
     from ..io.describe import describe, summary_rows
 
     data = describe(file, up=up)
+    if not file.is_dir():
+        from ..animate_rig import file_rig
+        from ..io.mesh import load_mesh
+
+        data["rig"] = file_rig(load_mesh(file, up=up))
     if json_out:
         print_json(data)
         return
-    print_rows(summary_rows(data))
+    print_rows(summary_rows(data) + _rig_rows(data.get("rig")))
     warn(data["warnings"])
+
+
+def _rig_rows(rig: list[dict] | None) -> list[tuple[str, str]]:
+    """How the parts hang together, each joint as ``--joint`` would give it."""
+    if not rig:
+        return []
+    num = lambda x: f"{x:.4g}" if abs(x) > 5e-3 else "0"  # noqa: E731
+    vec = lambda v: ",".join(num(x) for x in v)  # noqa: E731
+    rows = []
+    for part in rig:
+        j = part.get("joint")
+        if part["parent"] is None:
+            text = "the base"
+        elif j is None:
+            text = f"rides on '{part['parent']}' ({part['found']})"
+        elif j["kind"] == "hinge":
+            lo, hi = (round(np.degrees(x)) for x in j["limits"])
+            text = (f"hinge on '{part['parent']}', {lo}..{hi}°: "
+                    f"{part['part']}:hinge:{vec(j['axis'])}@{vec(j['anchor'])}")
+        else:
+            text = (f"slide in '{part['parent']}', {j['limits'][0]:.3g}..{j['limits'][1]:.3g}: "
+                    f"{part['part']}:slide:{vec(j['axis'])}")
+        rows.append((f"joint '{part['part']}'", text))
+    return rows

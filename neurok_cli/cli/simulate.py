@@ -40,6 +40,11 @@ def simulate(
     seconds: o.Seconds = 2.0,
     fps: o.Fps = 30.0,
     drop: Drop = None,
+    preset: Annotated[str | None, o.Opt(
+        panel=o.MOTION, metavar=o.choices("open", "close", "swing", "drop", "free"),
+        show_default="open", help="Articulated objects: throw the joints open or shut, "
+                                  "half open to swing, or drop the object.")] = None,
+    joint: o.Joints = None,
     velocity: o.Velocity = "0,0,0",
     spin: o.Spin = "0,0,0",
     material: o.Material = "auto",
@@ -87,7 +92,10 @@ def simulate(
       neurok simulate chair.glb                 (writes chair_simulated.glb beside it)
 
       neurok simulate towel.obj --material cotton --pin 'x<0.02' --seconds 3 -o towel.mp4
+
+      neurok simulate chest.glb --preset open   (a lid on its hinge)
     """
+    from ..articulation import parse_joint
     from ..io.export import ExportOptions
     from ..sim.conditions import Conditions, parse_impulse, parse_vector
     from ..simulate import SimulateConfig, report_rows
@@ -104,7 +112,8 @@ def simulate(
                          damping=damping, thickness=thickness, size=size, units=units, up=up,
                          drop=drop, ground_at=ground_at,
                          conditions=cond, dof=dof, cells=_parse_cells(cells),
-                         max_vertices=max_vertices,
+                         max_vertices=max_vertices, preset=preset,
+                         joints=[parse_joint(j) for j in joint or []],
                          export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
     with progress_bar("simulating") as update:
         report = run_simulate(cfg, progress=lambda f: update(round(1000 * f), 1000))

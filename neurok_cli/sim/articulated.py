@@ -90,6 +90,13 @@ class Articulated:
                 for part, q in zip(jointed, self.q0, strict=True)]
 
 
+def axis_rotation(axis, angle: float) -> np.ndarray:
+    """The rotation (3, 3) by ``angle`` (rad) about the unit ``axis``, right-handed."""
+    x, y, z = np.asarray(axis, float)
+    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+
+
 def _box(lo, hi) -> tuple[tuple[float, ...], tuple[float, ...]]:
     return tuple(float(x) for x in lo), tuple(float(x) for x in hi)
 
@@ -113,12 +120,13 @@ def _damping(rng: np.random.Generator, mass_scale: float) -> float:
 
 
 def chest(rng: np.random.Generator) -> Articulated:
-    """A box with a lid hinged along its back top edge; the lid opens up to 120 degrees."""
+    """A box with a lid hinged where its back edge meets the back wall's top; the lid opens
+    up to 120 degrees."""
     w, h, d = rng.uniform(0.3, 0.8), rng.uniform(0.2, 0.5), rng.uniform(0.25, 0.6)
     t = float(rng.uniform(0.015, 0.04))
     rho = float(rng.uniform(300, 900))
     lid = Part("lid", [_box((-w / 2, h, -d / 2), (w / 2, h + t, d / 2))], 0,
-               Joint("hinge", (-1.0, 0.0, 0.0), (0.0, h + t, -d / 2),
+               Joint("hinge", (-1.0, 0.0, 0.0), (0.0, h, -d / 2),
                      (0.0, float(np.radians(120))), _damping(rng, rho * w * d * t * d)))
     q0 = [float(rng.uniform(np.radians(20), np.radians(110)))]
     return Articulated("chest", [Part("box", _open_box(w, h, d, t)), lid], rho, q0,
@@ -133,7 +141,7 @@ def cabinet(rng: np.random.Generator) -> Articulated:
     side = float(rng.choice([-1.0, 1.0]))  # the hinge on the left (-1) or right edge
     # the door clears the floor by 1 cm: one that scraped it stopped dead when thrown
     door = Part("door", [_box((-w / 2, 0.01, d / 2), (w / 2, h, d / 2 + t))], 0,
-                Joint("hinge", (0.0, side, 0.0), (side * w / 2, 0.0, d / 2 + t),
+                Joint("hinge", (0.0, side, 0.0), (side * w / 2, 0.0, d / 2),
                       (0.0, float(np.radians(110))), _damping(rng, rho * w * h * t * w)))
     q0 = [float(rng.uniform(np.radians(15), np.radians(100)))]
     return Articulated("cabinet", [Part("carcass", _open_box(w, h, d, t, "front")), door],
@@ -177,11 +185,12 @@ def laptop(rng: np.random.Generator) -> Articulated:
 
 def lamp(rng: np.random.Generator) -> Articulated:
     """A foot, an upper arm hinged on it and a forearm hinged on the arm's end, both
-    turning about x (test family): designed lying straight along +z, started raised."""
+    turning about x along their bottom edges (test family): designed lying straight along
+    +z, started raised."""
     foot, a1, a2 = rng.uniform(0.12, 0.2), rng.uniform(0.2, 0.4), rng.uniform(0.15, 0.35)
     r, tf = float(rng.uniform(0.012, 0.025)), float(rng.uniform(0.02, 0.04))
     rho = float(rng.uniform(500, 1500))
-    y = tf + r  # the arms lie along +z at this height, hinged at z = 0 and z = a1
+    y = tf  # the arms lie along +z on the foot, hinged at z = 0 and z = a1 by their bottoms
     arm = Part("arm", [_box((-r, tf, 0.0), (r, tf + 2 * r, a1))], 0,
                Joint("hinge", (-1.0, 0.0, 0.0), (0.0, y, 0.0),
                      (0.0, float(np.radians(150))), _damping(rng, rho * r * r * a1 ** 3)))
@@ -240,39 +249,113 @@ def build_xml(art: Articulated, motion: Motion, *, timestep: float = TIMESTEP) -
     the design pose (all frames at the origin, so the geoms sit at design coordinates) with
     its joint, limited and damped. Contacts between a part and its parent are left out
     (MuJoCo's default), so a lid rests on its hinge's limit, not on the walls."""
-    f = lambda a: " ".join(f"{x:.7g}" for x in np.asarray(a, float).reshape(-1))  # noqa: E731
+    geoms = []
+    for part in art.parts:
+        geoms.append([])
+        for lo, hi in part.boxes:
+            lo, hi = np.asarray(lo), np.asarray(hi)
+            geoms[-1].append(f'<geom type="box" pos="{_f(to_mj((lo + hi) / 2))}" '
+                             f'size="{_f(np.abs(to_mj((hi - lo) / 2)))}" '
+                             f'density="{art.density:.6g}"/>')
+    return _mjcf([p.name for p in art.parts], [p.parent for p in art.parts],
+                 [p.joint for p in art.parts], geoms, "", motion.gravity, timestep, True)
+
+
+def rig_xml(bodies: list[RigBody], density: float, *, gravity=(0.0, -9.81, 0.0),
+            free_base: bool = True, timestep: float = TIMESTEP) -> str:
+    """The MJCF model of parts given as meshes (a rig read from an asset): each closed
+    piece of a part a mesh geom of its solid, an open one its convex hull."""
+    assets, geoms = [], []
+    for b, body in enumerate(bodies):
+        geoms.append([])
+        for k, (v, f, closed) in enumerate(_pieces(body.vertices, body.faces)):
+            name = f"m{b}_{k}"
+            assets.append(f'<mesh name="{name}" vertex="{_f(to_mj(v))}" '
+                          f'face="{" ".join(str(int(i)) for i in f.reshape(-1))}" '
+                          f'inertia="{"exact" if closed else "convex"}"/>')
+            geoms[-1].append(f'<geom type="mesh" mesh="{name}" density="{density:.6g}"/>')
+    return _mjcf([b.name for b in bodies], [b.parent for b in bodies],
+                 [b.joint for b in bodies], geoms, "<asset>\n" + "\n".join(assets) +
+                 "\n</asset>\n", gravity, timestep, free_base)
+
+
+def _f(a) -> str:
+    return " ".join(f"{x:.7g}" for x in np.asarray(a, float).reshape(-1))
+
+
+def closed_surface(faces: np.ndarray) -> bool:
+    """Whether a surface bounds a solid: every edge is shared by an even number of faces
+    (boxes that touch at welded corners still do)."""
+    e = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
+    return len(e) > 0 and bool((np.unique(e, axis=0, return_counts=True)[1] % 2 == 0).all())
+
+
+def _pieces(vertices: np.ndarray, faces: np.ndarray):
+    """A part as MuJoCo takes it -> (vertices, faces, closed): its surface, and whether it
+    bounds a solid (else its convex hull stands for it). A closed part is handed over
+    piece by piece, its faces split where more than two meet at an edge (boxes welded at
+    their corners), each piece closed and consistently wound, as MuJoCo asks."""
+    import trimesh
+
+    closed = closed_surface(faces)
+    mesh = trimesh.Trimesh(vertices, faces, process=False)
+    pieces = mesh.split(only_watertight=False) if closed else [mesh]
+    if closed and not all(p.is_volume for p in pieces):
+        soup = trimesh.Trimesh(vertices[faces].reshape(-1, 3),
+                               np.arange(3 * len(faces)).reshape(-1, 3), process=False)
+        soup.merge_vertices(merge_tex=True, merge_norm=True)
+        pieces = soup.split(only_watertight=False)
+        closed = all(p.is_volume for p in pieces)
+        if not closed:
+            pieces = [mesh]
+    for p in pieces:
+        used = np.unique(p.faces)
+        remap = np.full(len(p.vertices), -1)
+        remap[used] = np.arange(len(used))
+        yield np.asarray(p.vertices)[used], remap[np.asarray(p.faces)], closed
+
+
+def _mjcf(names, parents, joints, geoms, assets, gravity, timestep, free_base) -> str:
     children: dict[int, list[int]] = {}
-    for i, part in enumerate(art.parts):
-        children.setdefault(part.parent, []).append(i)
+    for i, p in enumerate(parents):
+        children.setdefault(p, []).append(i)
     if children.get(-1) != [0]:
         raise UsageError("an articulated object needs exactly one base, its first part")
 
     def body(i: int, depth: int) -> str:
-        part, pad = art.parts[i], "  " * depth
-        lines = [f'{pad}<body name="{part.name}">']
-        if part.joint is None:
-            lines.append(f'{pad}  <freejoint name="{part.name}_free"/>')
-        else:
-            j = part.joint
-            lines.append(f'{pad}  <joint name="{part.name}_joint" type="{j.kind}" '
-                         f'axis="{f(to_mj(j.axis))}" pos="{f(to_mj(j.anchor))}" '
-                         f'range="{f(j.limits)}" limited="true" damping="{j.damping:.6g}" '
+        pad = "  " * depth
+        lines = [f'{pad}<body name="{names[i]}">']
+        j = joints[i]
+        if j is None and free_base:
+            lines.append(f'{pad}  <freejoint name="{names[i]}_free"/>')
+        elif j is not None:
+            lines.append(f'{pad}  <joint name="{names[i]}_joint" type="{j.kind}" '
+                         f'axis="{_f(to_mj(j.axis))}" pos="{_f(to_mj(j.anchor))}" '
+                         f'range="{_f(j.limits)}" limited="true" damping="{j.damping:.6g}" '
                          f'solreflimit="{LIMIT_STIFFNESS:g} 1"/>')
-        for lo, hi in part.boxes:
-            lo, hi = np.asarray(lo), np.asarray(hi)
-            size = np.abs(to_mj((hi - lo) / 2))
-            lines.append(f'{pad}  <geom type="box" pos="{f(to_mj((lo + hi) / 2))}" '
-                         f'size="{f(size)}" density="{art.density:.6g}"/>')
+        lines += [pad + "  " + g for g in geoms[i]]
         lines += [body(c, depth + 1) for c in children.get(i, [])]
         lines.append(f"{pad}</body>")
         return "\n".join(lines)
 
     return ('<mujoco model="neurok-articulated">\n'
             '<compiler angle="radian"/>\n'
-            f'<option timestep="{timestep:.9g}" gravity="{f(to_mj(motion.gravity))}"/>\n'
+            f'<option timestep="{timestep:.9g}" gravity="{_f(to_mj(gravity))}"/>\n'
             f'<default><geom friction="{FRICTION:g} 0.005 0.0001" solref="0.005 1"/></default>\n'
-            '<worldbody>\n<geom name="ground" type="plane" size="0 0 1"/>\n'
+            f'{assets}<worldbody>\n<geom name="ground" type="plane" size="0 0 1"/>\n'
             f'{body(0, 0)}\n</worldbody>\n</mujoco>\n')
+
+
+@dataclass
+class RigBody:
+    """A part of a rig as the engine takes it: its surface (metres, +Y up, as given), its
+    parent and the joint it hangs by (position 0 as given; None for the base)."""
+
+    name: str
+    vertices: np.ndarray
+    faces: np.ndarray
+    parent: int
+    joint: Joint | None
 
 
 @dataclass
@@ -284,37 +367,67 @@ class ArticulatedRun:
     owner: np.ndarray  # (N,) each vertex's part
     mass: float  # kg
     rejected: str | None = None
+    wall_s: float = 0.0  # the engine's time
 
 
 def run_articulated(art: Articulated, motion: Motion, *, seconds: float, fps: float
                     ) -> ArticulatedRun:
     """Move the object from its start (joints at q0, their speeds, the drop) under gravity,
     pushes and the ground, and record every frame's vertices and joint positions."""
+    verts, faces, owner = art.mesh()
+    return _run(build_xml(art, motion), [p.name for p in art.parts],
+                [p.joint is not None for p in art.parts], verts, faces, owner, art.q0,
+                motion, seconds=seconds, fps=fps, lift=True)
+
+
+def run_rig(bodies: list[RigBody], density: float, motion: Motion, *, seconds: float,
+            fps: float, free_base: bool = True) -> ArticulatedRun:
+    """Move a rig read from an asset from its given pose (every joint at 0), as
+    :func:`run_articulated` moves a designed object."""
+    verts = np.concatenate([b.vertices for b in bodies])
+    offs = np.cumsum([0] + [len(b.vertices) for b in bodies])
+    faces = np.concatenate([b.faces + o for b, o in zip(bodies, offs[:-1])])
+    owner = np.concatenate([np.full(len(b.vertices), i) for i, b in enumerate(bodies)])
+    xml = rig_xml(bodies, density, gravity=motion.gravity, free_base=free_base)
+    jointed = [b.joint is not None for b in bodies]
+    return _run(xml, [b.name for b in bodies], jointed, verts, faces, owner,
+                [0.0] * sum(jointed), motion, seconds=seconds, fps=fps, lift=False,
+                free_base=free_base)
+
+
+def _run(xml: str, names: list[str], jointed: list[bool], verts, faces, owner, q0,
+         motion: Motion, *, seconds: float, fps: float, lift: bool, free_base: bool = True
+         ) -> ArticulatedRun:
+    import time
+
     import mujoco
 
-    model = mujoco.MjModel.from_xml_string(build_xml(art, motion))
+    t0 = time.perf_counter()
+    model = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(model)
-    verts, faces, owner = art.mesh()
     local = to_mj(verts)
-    jointed = [i for i, p in enumerate(art.parts) if p.joint is not None]
-    adr = [model.jnt_qposadr[model.joint(f"{art.parts[i].name}_joint").id] for i in jointed]
-    vadr = [model.jnt_dofadr[model.joint(f"{art.parts[i].name}_joint").id] for i in jointed]
-    data.qpos[2] += motion.drop  # the free base: x, y, z (MuJoCo's z up), then a quaternion
-    for a, q in zip(adr, art.q0, strict=True):
+    idx = [i for i, j in enumerate(jointed) if j]
+    adr = [model.jnt_qposadr[model.joint(f"{names[i]}_joint").id] for i in idx]
+    vadr = [model.jnt_dofadr[model.joint(f"{names[i]}_joint").id] for i in idx]
+    if free_base:  # the free base: x, y, z (MuJoCo's z up), then a quaternion
+        data.qpos[2] += motion.drop
+    for a, q in zip(adr, q0, strict=True):
         data.qpos[a] = q
     for a, v in zip(vadr, motion.joint_speeds or [0.0] * len(vadr), strict=True):
         data.qvel[a] = v
     mujoco.mj_forward(model, data)
-    # a start pose with a part below the ground (a lamp's forearm folded down) is lifted
-    # onto it; the design pose stands on it
-    data.qpos[2] += max(0.0, -float((data.geom_xpos[1:, 2] - _half_height(model, data)).min()))
-    mujoco.mj_forward(model, data)
-    bodies = [model.body(p.name).id for p in art.parts]
+    if lift and free_base:
+        # a start pose with a part below the ground (a lamp's forearm folded down) is
+        # lifted onto it; the design pose stands on it
+        data.qpos[2] += max(0.0, -float((data.geom_xpos[1:, 2]
+                                         - _half_height(model, data)).min()))
+        mujoco.mj_forward(model, data)
+    bodies = [model.body(n).id for n in names]
     mass = float(sum(model.body_mass[b] for b in bodies))
     n = int(np.floor(seconds * fps + 1e-9)) + 1
     times = np.arange(n) / fps
     frames = np.empty((n, len(verts), 3))
-    joints = np.empty((n, len(jointed)))
+    joints = np.empty((n, len(idx)))
     for k, t in enumerate(times):
         while data.time < t - 1e-9:
             data.xfrc_applied[:] = 0.0
@@ -330,8 +443,9 @@ def run_articulated(art: Articulated, motion: Motion, *, seconds: float, fps: fl
         joints[k] = [data.qpos[a] for a in adr]
         if not np.isfinite(frames[k]).all():
             return ArticulatedRun(from_mj(frames[:k]), joints[:k], times[:k], faces, owner,
-                                  mass, "blow-up")
-    return ArticulatedRun(from_mj(frames), joints, times, faces, owner, mass)
+                                  mass, "blow-up", time.perf_counter() - t0)
+    return ArticulatedRun(from_mj(frames), joints, times, faces, owner, mass, None,
+                          time.perf_counter() - t0)
 
 
 def _half_height(model, data) -> np.ndarray:

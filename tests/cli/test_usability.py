@@ -47,7 +47,8 @@ def test_animate_help_groups_options_names_values_and_shows_every_default():
         assert f"─ {panel} ─" in result.output, panel
     text = _text(result)
     for metavar in ("FILE", "SECONDS", "METRES", "X,Y,Z", "REGION", "REGION:X,Y,Z[@T]",
-                    "NAME|PATH", "[drop|wobble|poke|sway|flutter|free]", "[m|cm|mm|in|ft]"):
+                    "NAME|PATH", "[drop|wobble|poke|sway|flutter|free|open|close|swing]",
+                    "[m|cm|mm|in|ft]"):
         assert f" {metavar} " in text, metavar
     for raw in ("<str>", "<float>", "<int>", "<list[str]>", "{file}"):
         assert raw not in text, raw
