@@ -232,36 +232,39 @@ def _joint_between(pieces: _Pieces, child: int, parent: int, spec: JointSpec | N
     """The joint that hangs ``child`` from ``parent`` and where it came from; None where
     they touch over a patch that no slider explains (one rigid part)."""
     tol = TOUCH * pieces.size
-    touch = _contact(pieces, child, parent)
     if spec is not None:
         axis = np.asarray(spec.axis, float)
         if spec.kind == "slide":
             return _slider(pieces, child, parent, axis), "--joint"
+        edge, touch = _edge(pieces, child, parent), _contact(pieces, child, parent)
         anchor = (np.asarray(spec.point, float) if spec.point is not None else
-                  _anchor(pieces, child, parent, touch) if len(touch) >= 3 else
-                  pieces.points[child].mean(axis=0))
+                  edge[1] if edge is not None else
+                  touch.mean(axis=0) if len(touch) else pieces.points[child].mean(axis=0))
         axis, limits = _hinge_limits(pieces, child, parent, axis, anchor, keep_sign=True)
         return Joint("hinge", tuple(axis), tuple(anchor), limits, 0.0), "--joint"
-    s, vt = _spread(touch)
-    if s[1] < LINE * s[0] and _edge_width(pieces, child, parent) < EDGE * tol:
-        anchor = _anchor(pieces, child, parent, touch)
-        axis, limits = _hinge_limits(pieces, child, parent, _snap(vt[0]), anchor)
-        return Joint("hinge", tuple(axis), tuple(anchor), limits, 0.0), "touches along a line"
+    edge = _edge(pieces, child, parent)
+    if edge is not None:
+        axis, limits = _hinge_limits(pieces, child, parent, _snap(edge[0]), edge[1])
+        return Joint("hinge", tuple(axis), tuple(edge[1]), limits, 0.0), "touches along a line"
     slide = _slide_axis(pieces.points[child], pieces.points[parent], tol)
     if slide is not None:
         return _slider(pieces, child, parent, slide[0]), "sits in it"
     return None, "touches over a patch"
 
 
-def _edge_width(pieces: _Pieces, child: int, parent: int) -> float:
-    """How wide (standard deviation across it) the band is where two pieces all but meet:
-    at a shared edge a few hundredths of the touching distance, where a wall stands on a
-    floor its thickness."""
+def _edge(pieces: _Pieces, child: int, parent: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where two pieces all but meet (a fifth of the touching distance), if that is an edge
+    a hinge can turn about -> (its direction, its middle). An edge is a line: under LINE as
+    wide as long and narrower than EDGE x the touching distance (at a shared edge a few
+    hundredths of it; where a wall stands on a floor, the wall's thickness)."""
     close = _contact(pieces, child, parent, 0.2)
     if len(close) < 3:
-        return np.inf
-    _, vt = _spread(close)
-    return float(np.sqrt(np.mean(((close - close.mean(axis=0)) @ vt[1]) ** 2)))
+        return None
+    s, vt = _spread(close)
+    width = float(np.sqrt(np.mean(((close - close.mean(axis=0)) @ vt[1]) ** 2)))
+    if s[1] < LINE * s[0] and width < EDGE * TOUCH * pieces.size:
+        return vt[0], close.mean(axis=0)
+    return None
 
 
 def _snap(axis: np.ndarray) -> np.ndarray:
@@ -271,13 +274,6 @@ def _snap(axis: np.ndarray) -> np.ndarray:
     if abs(axis[k]) >= np.cos(SNAP):
         return np.sign(axis[k]) * np.eye(3)[k]
     return axis
-
-
-def _anchor(pieces: _Pieces, child: int, parent: int, touch: np.ndarray) -> np.ndarray:
-    """A point on a hinge: the middle of where the parts all but meet (a shared edge), or of
-    where they touch."""
-    close = _contact(pieces, child, parent, 0.2)
-    return (close if len(close) >= 3 else touch).mean(axis=0)
 
 
 def _slider(pieces: _Pieces, child: int, parent: int, axis: np.ndarray) -> Joint:
@@ -375,7 +371,7 @@ def _weld_patches(pieces: _Pieces, keep: list[bool]) -> np.ndarray:
     for a, b in pairs:
         if keep[a] or keep[b] or a in slides or b in slides:
             continue
-        if _edge_width(pieces, a, b) >= EDGE * tol:  # not a line where they meet
+        if _edge(pieces, a, b) is None:  # where they meet is no edge to turn about
             root[find(b)] = find(a)
     return np.unique([find(k) for k in range(len(root))], return_inverse=True)[1].reshape(-1)
 

@@ -74,7 +74,7 @@ class RigFitter:
         own = self.owner if owner is None else owner
         q = np.zeros(len(link.coords))
         q[:] = params[6:]
-        x = link._place(link.pose(q), pts, own)
+        x = link.place(link.pose(q), pts, own)
         R = Rotation.from_rotvec(params[:3]).as_matrix()
         return (x - self.centre) @ R.T + self.centre + params[3:6]
 

@@ -177,7 +177,8 @@ class Linkage:
                 R[p], t[p] = R[u], t[u] + axis[c] * q[c]
         return Pose(R, t, axis, anchor)
 
-    def _place(self, pose: Pose, local: np.ndarray, part: np.ndarray) -> np.ndarray:
+    def place(self, pose: Pose, local: np.ndarray, part: np.ndarray) -> np.ndarray:
+        """Points given as the rest has them, each on its ``part``, moved by ``pose``."""
         return np.einsum("nij,nj->ni", pose.R[part], local) + pose.t[part]
 
     def _jacobian(self, pose: Pose, x: np.ndarray, part: np.ndarray) -> np.ndarray:
@@ -195,19 +196,19 @@ class Linkage:
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         pose = self.pose(q)
-        J = self._jacobian(pose, self._place(pose, self.points, self.point_part),
+        J = self._jacobian(pose, self.place(pose, self.points, self.point_part),
                            self.point_part)
         return np.einsum("n,nic,nid->cd", self.point_mass, J, J)
 
     def _velocities(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         pose = self.pose(q)
-        J = self._jacobian(pose, self._place(pose, self.points, self.point_part),
+        J = self._jacobian(pose, self.place(pose, self.points, self.point_part),
                            self.point_part)
         return J @ qd
 
     def accel(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         pose = self.pose(q)
-        x = self._place(pose, self.points, self.point_part)
+        x = self.place(pose, self.points, self.point_part)
         J = self._jacobian(pose, x, self.point_part)
         M = np.einsum("n,nic,nid->cd", self.point_mass, J, J)
         eps = 1e-6 / max(float(np.abs(qd).max()), 1e-6)  # J' q' by a centred difference
@@ -241,13 +242,13 @@ class Linkage:
         if not self.ground:
             return False
         pose = self.pose(q)
-        x = self._place(pose, self.hull, self.hull_part)
+        x = self.place(pose, self.hull, self.hull_part)
         v = self._jacobian(pose, x, self.hull_part) @ qd
         return bool((x[:, 1] + np.minimum(v[:, 1], 0.0) * 2 * within < 1e-3).any()
                     or (x[:, 1] < 1e-3).any())
 
     def _ground(self, pose: Pose, qd: np.ndarray) -> np.ndarray:
-        x = self._place(pose, self.hull, self.hull_part)
+        x = self.place(pose, self.hull, self.hull_part)
         low = x[:, 1] < 0.0
         if not low.any():
             return np.zeros(len(self.coords))
@@ -260,7 +261,7 @@ class Linkage:
     def energy(self, q: np.ndarray, qd: np.ndarray) -> tuple[float, float]:
         """Kinetic and gravitational potential energy (J)."""
         pose = self.pose(q)
-        x = self._place(pose, self.points, self.point_part)
+        x = self.place(pose, self.points, self.point_part)
         v = self._jacobian(pose, x, self.point_part) @ qd
         return (0.5 * float(self.point_mass @ (v * v).sum(axis=1)),
                 -float(self.point_mass @ (x @ self.gravity)))
@@ -270,7 +271,7 @@ class Linkage:
         out = np.empty((len(qs), *self.rest.shape))
         for k, q in enumerate(qs):
             pose = self.pose(q)
-            out[k] = self._place(pose, self.rest, self.rig.owner)
+            out[k] = self.place(pose, self.rest, self.rig.owner)
         return out
 
     def part_angles(self, qs: np.ndarray) -> np.ndarray:
