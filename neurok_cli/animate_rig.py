@@ -1,6 +1,6 @@
 """``neurok animate`` of an articulated object: rigid parts turning and sliding on joints.
 
-loaded asset -> pieces (nodes, OBJ groups or connected pieces), each welded on its own ->
+loaded asset -> pieces (nodes, OBJ groups or closed pieces), each welded on its own ->
 physical frame (metres, +Y up, ground at y = 0) -> rig (articulation.py: parts and joints,
 inferred or given) -> the preset's joint speeds -> Lagrangian motion in the joint
 coordinates (linkage.py) -> back to the file's frame -> export.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .articulation import JointSpec, Rig, infer_rig, split_parts
+from .articulation import JointSpec, Rig, connected_pieces, infer_rig
 from .errors import UsageError
 from .io.asset import Asset, weld
 from .io.mesh import CanonicalFrame
@@ -44,7 +44,6 @@ def asset_pieces(asset: Asset) -> Pieces:
     position with (a surface cut along its texture seams is one piece)."""
     keys = [(p.node if p.node is not None else i) for i, p in enumerate(asset.parts)]
     groups = list(dict.fromkeys(keys))
-    offs = asset.offsets
     if len(groups) > 1:
         group = np.concatenate([np.full(len(p.vertices), groups.index(k))
                                 for p, k in zip(asset.parts, keys)])
@@ -53,7 +52,8 @@ def asset_pieces(asset: Asset) -> Pieces:
     else:
         group = _closed_pieces(asset)
         names = [f"piece{k + 1}" for k in range(int(group.max()) + 1)]
-    verts, faces, piece, index, m = [], [], [], np.empty(len(offs) and offs[-1], np.int64), 0
+    verts, faces, piece, m = [], [], [], 0
+    index = np.empty(int(asset.offsets[-1]), np.int64)
     all_faces = asset.faces
     for g in range(int(group.max()) + 1):
         members = np.flatnonzero(group == g)
@@ -75,7 +75,7 @@ def _closed_pieces(asset: Asset) -> np.ndarray:
     from .sim.articulated import closed_surface
 
     faces = asset.faces
-    comp = split_parts(asset.vertices, faces, None)
+    comp = connected_pieces(asset.vertices, faces)
     n = int(comp.max()) + 1
     face_comp = comp[faces[:, 0]]
     closed = [closed_surface(faces[face_comp == c]) for c in range(n)]

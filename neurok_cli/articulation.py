@@ -1,18 +1,21 @@
 """Articulated objects read from assets: rigid parts and the joints that hang them together.
 
-An asset's parts are its glTF nodes or OBJ groups or, for a file of one part, the connected
-pieces of its surface. Two parts that touch along a line, meeting at an edge, hang together by a
-hinge about it; a part that sits in another and sticks out of it along one axis slides along that
-axis; parts that touch over a patch any other way are one rigid part, and a piece touching
-nothing rides on the part nearest to it. The part standing on the ground over the largest
-area is the base; the others hang from it as a tree, each from the part it was reached from.
+The pieces of an asset are its glTF nodes or OBJ groups or, in a file of one part, its
+closed pieces (animate_rig.asset_pieces). Pieces that touch face to face are one rigid part
+(a box's walls); then a part that meets another at an edge hangs from it by a hinge about
+that edge, a part that sits in another and sticks out of it along one axis slides along
+that axis, a part touching another over a patch any other way is one with it, and a piece
+touching nothing rides on the part nearest to it. The part standing on the ground over the
+largest area is the base; the others hang from it as a tree, each from the part it was
+reached from.
 
 A joint's position is 0 in the pose the asset is given in. A hinge's limits are where its
 part, turned about the hinge, first meets its parent on either side (the nearer side is
-"closed", the positive direction "open"; at most half a turn open); a slider's run from
-pushed fully in to 90 % of its length out. ``parse_joint`` reads a joint given by hand
-(``--joint lid:hinge:-1,0,0@0,0.5,-0.2``). Works in the physical frame (metres, +Y up) on
-arrays; no file I/O.
+shut, the positive direction opens; half a turn in all where it meets nothing); a slider
+runs from pushed fully in to 90 % of its length out. ``parse_joint`` reads a joint given by
+hand (``--joint lid:hinge:-1,0,0@0,0.5,-0.2``). Works in the physical frame (metres, +Y up)
+on arrays; no file I/O. design.md (Articulated objects) has the measurements behind the
+thresholds.
 """
 
 from __future__ import annotations
@@ -25,12 +28,12 @@ from .errors import UsageError
 from .sim.articulated import Joint
 
 TOUCH = 0.01  # of the object's size: parts closer than this touch
-LINE = 0.25  # a contact whose second spread is under this share of its first is a line
-EDGE = 0.3  # of the touching distance: a line contact at most this wide is a shared edge
+LINE = 0.25  # where parts all but meet, a second spread under this share of the first: a line
+EDGE = 0.3  # of the touching distance: a line at most this wide (std) is an edge
 SWEEP_STEP = np.radians(2.0)
 MAX_OPEN = np.pi  # rad a hinge may open at most
 SAMPLES = 60_000  # surface points of the whole object the contacts are judged on
-SNAP = np.radians(1.0)
+SNAP = np.radians(1.0)  # an inferred axis this near x, y or z is taken as it
 BASE_REACH = 0.1  # of the size: pieces reaching this near the ground may be the base
 
 
@@ -76,8 +79,7 @@ class Rig:
                                 "limits": [round(float(x), 4) for x in j.limits]}
             out.append(row)
         for piece, (part, why) in self.merged.items():  # after the parts: rows[p] is part p
-            out.append({"part": piece, "vertices": 0, "parent": part,
-                        "found": f"one with it: {why}"})
+            out.append({"part": piece, "parent": part, "found": f"one with it: {why}"})
         return out
 
 
@@ -111,12 +113,8 @@ def _vector(part: str, text: str) -> tuple[float, float, float]:
     return vals  # type: ignore[return-value]
 
 
-def split_parts(vertices: np.ndarray, faces: np.ndarray, group: np.ndarray | None
-                ) -> np.ndarray:
-    """Each vertex's piece: its group (nodes, OBJ groups) where there are several, else the
-    connected piece of the surface it lies on."""
-    if group is not None and len(np.unique(group)) > 1:
-        return np.unique(group, return_inverse=True)[1].reshape(-1)
+def connected_pieces(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """Each vertex's connected piece of the surface (shared vertex indices, not positions)."""
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurok_cli.articulation import infer_rig, parse_joint, split_parts
+from neurok_cli.articulation import connected_pieces, infer_rig, parse_joint
 from neurok_cli.errors import UsageError
 from neurok_cli.sim.articulated import Motion, make_articulated, run_articulated
 
@@ -63,7 +63,7 @@ def test_one_piece_has_no_joints_and_loose_pieces_ride_on_the_nearest():
     b = trimesh.creation.box(extents=(0.2, 0.2, 0.2))
     v = np.concatenate([a.vertices + [0, 0.5, 0], b.vertices + [0, 1.5, 0]])
     f = np.concatenate([a.faces, b.faces + len(a.vertices)])
-    piece = split_parts(v, f, None)
+    piece = connected_pieces(v, f)
     assert sorted(np.bincount(piece)) == [8, 8]
     rig = infer_rig(v, f, piece, ["a", "b"])
     assert rig.names == ["a"] and not rig.jointed
