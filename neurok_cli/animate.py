@@ -268,18 +268,19 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     t0 = time.perf_counter()
     _check_options(cfg)
     say = progress or (lambda _: None)
-    if cfg.articulated:
-        return _animate_rig(cfg, say, on_frame, t0)
-    device = resolve_device(cfg.device)
-    compiled = _integrator_ready(cfg, device)
     say("loading")
-    bundle = resolve_weights(cfg.weights)
-    model, bundle_cfg = load_bundle(bundle, device)
-    torch.manual_seed(cfg.seed)
     asset = load_mesh(cfg.input, up=cfg.up)
     frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
     check_size(frame.size_m, given=cfg.size is not None)
     check_faces(len(asset.faces), str(cfg.input))
+    rigged = _rigged(cfg, asset, frame)
+    if rigged is not None:
+        return _animate_rig(cfg, asset, frame, rigged, say, on_frame, t0)
+    device = resolve_device(cfg.device)
+    compiled = _integrator_ready(cfg, device)
+    bundle = resolve_weights(cfg.weights)
+    model, bundle_cfg = load_bundle(bundle, device)
+    torch.manual_seed(cfg.seed)
     if compiled:  # numba's start-up, beside encoding, once the input is known to be good
         from .model import kernel
 
@@ -335,24 +336,41 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         ground=ground.json(float(motion.frames[:, 0, :, 1].min())) if cond.ground else None)
 
 
-def _animate_rig(cfg: AnimateConfig, say, on_frame, t0: float) -> AnimateReport:
-    """An articulated object: its parts moved rigidly on their joints (animate_rig.py)."""
-    from .animate_rig import joint_rows, place, rig_motion, rig_start, to_physical
+def _rigged(cfg: AnimateConfig, asset, frame: CanonicalFrame):
+    """An articulated object's placement and rig (None: a deformable body): asked for
+    (``cfg.articulated``), or found with nothing said otherwise (the material auto, a
+    preset that suits both, no option only a deformable body takes; animate_rig.found_rig)."""
+    from .animate_rig import found_rig, place
 
-    _check_rig_options(cfg)
-    say("loading")
-    asset = load_mesh(cfg.input, up=cfg.up)
-    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
-    check_size(frame.size_m, given=cfg.size is not None)
-    check_faces(len(asset.faces), str(cfg.input))
     preset = cfg.preset or "open"
+    if cfg.articulated:
+        _check_rig_options(cfg)
+        return place(asset, frame, preset=preset, drop=cfg.overrides.drop,
+                     ground_at=cfg.ground_at), None
+    if cfg.material != "auto" or cfg.preset not in (None, "drop", "free"):
+        return None
+    try:
+        _check_rig_options(cfg)
+    except UsageError:
+        return None
     at = place(asset, frame, preset=preset, drop=cfg.overrides.drop, ground_at=cfg.ground_at)
+    rig = found_rig(at)
+    return None if rig is None else (at, rig)
+
+
+def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, on_frame,
+                 t0: float) -> AnimateReport:
+    """An articulated object: its parts moved rigidly on their joints (animate_rig.py)."""
+    from .animate_rig import joint_rows, rig_motion, rig_start, to_physical
+
+    at, found = rigged
+    preset = cfg.preset or "open"
     t_load = time.perf_counter()
     say("moving")
     begin = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names,
                       joints=[to_physical(j, frame, at.lift) for j in cfg.joints],
                       preset=preset, density=cfg.density, drop_m=at.drop_m,
-                      gravity=cfg.overrides.gravity or (0.0, -9.81, 0.0))
+                      gravity=cfg.overrides.gravity or (0.0, -9.81, 0.0), rig=found)
     motion = rig_motion(begin, seconds=cfg.seconds, fps=cfg.fps, on_frame=on_frame)
     say("writing")
     file_frames = [_to_file(motion.frames, frame, at.back, at.pieces.index)]
@@ -376,7 +394,8 @@ def _animate_rig(cfg: AnimateConfig, say, on_frame, t0: float) -> AnimateReport:
                  "export": t_end - t_load - sum(motion.seconds.values()), "total": t_end - t0},
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
         weights="", device="cpu", warnings=[*asset.warnings, *out.warnings],
-        material=f"articulated: rigid parts, density {motion.link.density:.3g} kg/m³",
+        material=("articulated (found; --material soft: one soft body)" if found else
+                  "articulated") + f": rigid parts, density {motion.link.density:.3g} kg/m³",
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
         ground=at.ground.json(at.drop_m), rig=joint_rows(motion))
 

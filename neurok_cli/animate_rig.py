@@ -138,6 +138,23 @@ def place(asset: Asset, frame: CanonicalFrame, *, preset: str, drop: float | Non
 MAX_LISTED = 64  # pieces: an asset of more is not looked at for joints by neurok info
 
 
+def found_rig(at: Placed) -> Rig | None:
+    """The rig of an asset that looks articulated with no one saying so: 2 to MAX_LISTED
+    pieces, every one a closed solid (a rigid part; a flag on its pole is a cloth), and a
+    joint found between them; None otherwise."""
+    from .sim.articulated import closed_surface
+
+    p = at.pieces
+    n = int(p.piece.max()) + 1
+    if not 2 <= n <= MAX_LISTED:
+        return None
+    face_piece = p.piece[p.faces[:, 0]]
+    if not all(closed_surface(p.faces[face_piece == k]) for k in range(n)):
+        return None
+    rig = infer_rig(at.start, p.faces, p.piece, p.names)
+    return rig if rig.jointed else None
+
+
 def file_rig(asset: Asset) -> list[dict] | None:
     """The parts and inferred joints of an asset of 2 to MAX_LISTED pieces, axes and
     anchors in the file's frame and units (as ``--joint`` takes them); None otherwise."""
@@ -230,14 +247,14 @@ class RigStart:
 
 def rig_start(vertices: np.ndarray, faces: np.ndarray, piece: np.ndarray, names: list[str],
               *, joints: list[JointSpec], preset: str, density: float | None, gravity,
-              drop_m: float) -> RigStart:
-    """The rig of an object standing on y = 0 (metres, +Y up) and the start of a preset,
-    ``drop_m`` above the ground."""
+              drop_m: float, rig: Rig | None = None) -> RigStart:
+    """The rig of an object standing on y = 0 (metres, +Y up) (``rig``, where it was found
+    already) and the start of a preset, ``drop_m`` above the ground."""
     if preset not in PRESETS:
         raise UsageError(f"--preset {preset} is not for an articulated object; choose one "
                          f"of {', '.join(PRESETS)}")
     t0 = time.perf_counter()
-    rig = infer_rig(vertices, faces, piece, names, joints)
+    rig = rig or infer_rig(vertices, faces, piece, names, joints)
     if not rig.jointed:
         raise UsageError("found no joints: the parts touch over patches, or there is one "
                          "part (neurok info lists them); give one with --joint "

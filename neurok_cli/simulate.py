@@ -151,7 +151,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
     check_frames(cfg.seconds, cfg.fps)
     check_ground_at(cfg.ground_at)
-    if cfg.articulated:
+    if cfg.articulated or _found_rig(cfg):
         return _simulate_rig(cfg, progress)
     _check_material_name(cfg)
     if cfg.preset is not None:
@@ -218,18 +218,37 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         ground=ground.json(float(result.frames[0, :, 1].min())) if cond.ground else None)
 
 
+def _rig_options(cfg: SimulateConfig) -> bool:
+    """Whether the options are all an articulated object takes."""
+    c = cfg.conditions
+    return not (cfg.material not in (AUTO, ARTICULATED) or cfg.young or cfg.poisson
+                or cfg.damping or cfg.thickness or cfg.dof or cfg.cells or c.pins or c.impulses
+                or any(c.wind) or any(c.velocity) or any(c.spin))
+
+
+def _found_rig(cfg: SimulateConfig) -> bool:
+    """An asset that looks articulated (animate_rig.found_rig), with the material auto and
+    no option only a deformable body takes: simulated as animate moves it."""
+    from .animate_rig import found_rig, place
+
+    if cfg.material != AUTO or cfg.preset is not None or not _rig_options(cfg):
+        return False
+    asset = load_mesh(cfg.input, up=cfg.up)
+    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
+    return found_rig(place(asset, frame, preset="open", drop=None, ground_at=cfg.ground_at)) \
+        is not None
+
+
 def _simulate_rig(cfg: SimulateConfig, progress) -> SimulateReport:
     """An articulated object in the engine: its rig (as animate finds it) as rigid bodies on
     hinges and sliders, the base free on the ground, started as the preset starts it."""
     from .animate_rig import place, rig_start, to_physical
     from .sim.articulated import Motion, RigBody, run_rig
 
-    c = cfg.conditions
-    if cfg.material not in (AUTO, ARTICULATED) or cfg.young or cfg.poisson or cfg.damping \
-            or cfg.thickness or cfg.dof or cfg.cells or c.pins or c.impulses or any(c.wind) \
-            or any(c.velocity) or any(c.spin):
+    if not _rig_options(cfg):
         raise UsageError("an articulated object takes --preset, --drop, --gravity, --density "
                          "and --joint only")
+    c = cfg.conditions
     asset = load_mesh(cfg.input, up=cfg.up)
     frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
     check_size(frame.size_m, given=cfg.size is not None)

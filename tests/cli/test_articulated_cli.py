@@ -168,3 +168,28 @@ def test_fit_recovers_the_lids_angle_of_an_observed_pose(tmp_path):
                                  "-o", str(tmp_path / "x.json"), "--then-animate",
                                  str(tmp_path / "x.glb")])
     assert_one_error_line(result, "not for a joint fit")
+
+
+def test_closed_parts_on_a_hinge_are_found_without_asking(tmp_path):
+    """The chest with defaults is articulated (lid thrown open); asked for as a soft body,
+    or with an option only a soft body takes, it is one; the flag on its pole (a cloth, not
+    a closed part) stays a cloth."""
+    def category(src, *args):
+        out = tmp_path / "x.glb"
+        result = runner.invoke(app, ["animate", str(src), "--seconds", "0.2", "-o", str(out),
+                                     "--json", *args])
+        assert result.exit_code == 0, result.output
+        out.unlink()
+        report = json.loads(result.output)
+        return report["category"], report["preset"]
+
+    chest = EXAMPLES / "chest.glb"
+    assert category(chest) == ("articulated", "open")
+    assert category(chest, "--preset", "drop") == ("articulated", "drop")
+    assert category(chest, "--material", "soft") == ("soft", "drop")
+    assert category(chest, "--pin", "bottom")[0] == "soft"
+    assert category(EXAMPLES / "flag.glb")[0] == "cloth"
+    result = runner.invoke(app, ["simulate", str(chest), "--seconds", "0.2", "-o",
+                                 str(tmp_path / "s.glb"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["material"] == "articulated"
