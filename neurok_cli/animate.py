@@ -389,7 +389,7 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
         fit_residual=0.0, run_residual=0.0,
         energy={"kinetic_max_J": float(run.kinetic.max()),
                 "dissipated_J": float(energy[0] - energy[-1]), "external_work_J": 0.0,
-                "drift": float("nan")},
+                "drift": None},  # not tracked: damping and limits take energy
         timings={"load": t_load - t0, **motion.seconds,
                  "export": t_end - t_load - sum(motion.seconds.values()), "total": t_end - t0},
         export={"format": out.fmt, "bytes": out.bytes, **out.details},

@@ -142,8 +142,7 @@ class Linkage:
 
     def _set_damping(self) -> None:
         """Joints given no damping get DAMPING_RATE x their inertia about the joint."""
-        q0 = np.zeros(len(self.coords))
-        M = self.mass_matrix(q0)
+        M = self.mass_matrix(np.zeros(len(self.coords)))
         for c, co in enumerate(self.coords):
             if co.damping == 0.0 and co.parent >= 0:
                 co.damping = DAMPING_RATE * float(M[c, c])
@@ -194,34 +193,27 @@ class Linkage:
                 J[on, :, c] = pose.axis[c]
         return J
 
-    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+    def _mass_jacobian(self, q: np.ndarray) -> tuple[Pose, np.ndarray]:
+        """The pose at ``q`` and the mass points' Jacobians there (n, 3, C)."""
         pose = self.pose(q)
-        J = self._jacobian(pose, self.place(pose, self.points, self.point_part),
-                           self.point_part)
+        return pose, self._jacobian(pose, self.place(pose, self.points, self.point_part),
+                                    self.point_part)
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        J = self._mass_jacobian(q)[1]
         return np.einsum("n,nic,nid->cd", self.point_mass, J, J)
 
-    def _velocities(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        pose = self.pose(q)
-        J = self._jacobian(pose, self.place(pose, self.points, self.point_part),
-                           self.point_part)
-        return J @ qd
-
     def accel(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        pose = self.pose(q)
-        x = self.place(pose, self.points, self.point_part)
-        J = self._jacobian(pose, x, self.point_part)
+        pose, J = self._mass_jacobian(q)
         M = np.einsum("n,nic,nid->cd", self.point_mass, J, J)
         eps = 1e-6 / max(float(np.abs(qd).max()), 1e-6)  # J' q' by a centred difference
-        Jdqd = (self._velocities(q + eps * qd, qd) - self._velocities(q - eps * qd, qd)) \
-            / (2 * eps)
+        Jdqd = (self._mass_jacobian(q + eps * qd)[1] @ qd
+                - self._mass_jacobian(q - eps * qd)[1] @ qd) / (2 * eps)
         f = self.point_mass[:, None] * (self.gravity - Jdqd)
-        Q = np.einsum("nic,ni->c", J, f) + self._joint_forces(q, qd, M)
+        Q = np.einsum("nic,ni->c", J, f) - np.array([co.damping for co in self.coords]) * qd
         if self.ground:
             Q += self._ground(pose, qd)
         return np.linalg.solve(M, Q)
-
-    def _joint_forces(self, q, qd, M) -> np.ndarray:
-        return -np.array([co.damping for co in self.coords]) * qd
 
     def limit(self, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A joint past a limit is put back on it and stopped there, by the impulse along
@@ -260,9 +252,9 @@ class Linkage:
 
     def energy(self, q: np.ndarray, qd: np.ndarray) -> tuple[float, float]:
         """Kinetic and gravitational potential energy (J)."""
-        pose = self.pose(q)
+        pose, J = self._mass_jacobian(q)
         x = self.place(pose, self.points, self.point_part)
-        v = self._jacobian(pose, x, self.point_part) @ qd
+        v = J @ qd
         return (0.5 * float(self.point_mass @ (v * v).sum(axis=1)),
                 -float(self.point_mass @ (x @ self.gravity)))
 
