@@ -267,6 +267,23 @@ def rig_start(vertices: np.ndarray, faces: np.ndarray, piece: np.ndarray, names:
     return RigStart(rig, link, q0, throw_speeds(link, preset), time.perf_counter() - t0)
 
 
+def engine_bodies(start: RigStart, vertices: np.ndarray, faces: np.ndarray) -> list:
+    """The rig as the engine takes it (sim.articulated.RigBody): each part's surface, its
+    parent and its joint with the damping the linkage gave it."""
+    from .sim.articulated import RigBody
+
+    rig, joints = start.rig, iter(start.link.joints())
+    bodies = []
+    for p, name in enumerate(rig.names):
+        sel = np.flatnonzero(rig.owner == p)
+        remap = np.full(len(vertices), -1)
+        remap[sel] = np.arange(len(sel))
+        bodies.append(RigBody(name, vertices[sel],
+                              remap[faces[(rig.owner[faces] == p).all(axis=1)]],
+                              rig.parent[p], next(joints) if rig.joints[p] else None))
+    return bodies
+
+
 def rig_motion(start: RigStart, *, seconds: float, fps: float, on_frame=None) -> RigMotion:
     """Integrate a rig's start (linkage.py) and pose its vertices in every frame."""
     t1 = time.perf_counter()

@@ -151,18 +151,20 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
     check_frames(cfg.seconds, cfg.fps)
     check_ground_at(cfg.ground_at)
-    if cfg.articulated or _found_rig(cfg):
-        return _simulate_rig(cfg, progress)
-    _check_material_name(cfg)
+    if not cfg.articulated:
+        _check_material_name(cfg)
+    asset = load_mesh(cfg.input, up=cfg.up)
+    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
+    check_size(frame.size_m, given=cfg.size is not None)
+    check_faces(len(asset.faces), str(cfg.input))
+    rigged = _rigged(cfg, asset, frame)
+    if rigged is not None:
+        return _simulate_rig(cfg, asset, frame, rigged)
     if cfg.preset is not None:
         raise UsageError(f"--preset {cfg.preset}: simulate takes a preset for articulated "
                          "objects only (open, close, swing, or with --material articulated "
                          "drop and free); set soft bodies and cloths going with --drop, "
                          "--velocity, --push and the like")
-    asset = load_mesh(cfg.input, up=cfg.up)
-    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
-    check_size(frame.size_m, given=cfg.size is not None)
-    check_faces(len(asset.faces), str(cfg.input))
     welded = asset.welded()
     whole = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     used = engine_surface(whole, welded.faces)  # without the vertices no face uses
@@ -226,52 +228,44 @@ def _rig_options(cfg: SimulateConfig) -> bool:
                 or any(c.wind) or any(c.velocity) or any(c.spin))
 
 
-def _found_rig(cfg: SimulateConfig) -> bool:
-    """An asset that looks articulated (animate_rig.found_rig), with the material auto and
-    no option only a deformable body takes: simulated as animate moves it."""
+def _rigged(cfg: SimulateConfig, asset, frame):
+    """The placement and rig of an articulated object (None: a deformable body): asked for,
+    or found with the material auto and no option only a deformable body takes
+    (animate_rig.found_rig)."""
     from .animate_rig import found_rig, place
 
+    def placed():
+        return place(asset, frame, preset=cfg.preset or "open", drop=cfg.drop,
+                     ground_at=cfg.ground_at)
+
+    if cfg.articulated:
+        if not _rig_options(cfg):
+            raise UsageError("an articulated object takes --preset, --drop, --gravity, "
+                             "--density and --joint only")
+        return placed(), None
     if cfg.material != AUTO or cfg.preset is not None or not _rig_options(cfg):
-        return False
-    asset = load_mesh(cfg.input, up=cfg.up)
-    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
-    return found_rig(place(asset, frame, preset="open", drop=None, ground_at=cfg.ground_at)) \
-        is not None
+        return None
+    at = placed()
+    rig = found_rig(at)
+    return None if rig is None else (at, rig)
 
 
-def _simulate_rig(cfg: SimulateConfig, progress) -> SimulateReport:
+def _simulate_rig(cfg: SimulateConfig, asset, frame, rigged) -> SimulateReport:
     """An articulated object in the engine: its rig (as animate finds it) as rigid bodies on
     hinges and sliders, the base free on the ground, started as the preset starts it."""
-    from .animate_rig import place, rig_start, to_physical
-    from .sim.articulated import Motion, RigBody, run_rig
+    from .animate_rig import engine_bodies, rig_start, to_physical
+    from .sim.articulated import Motion, run_rig
 
-    if not _rig_options(cfg):
-        raise UsageError("an articulated object takes --preset, --drop, --gravity, --density "
-                         "and --joint only")
+    at, found = rigged
     c = cfg.conditions
-    asset = load_mesh(cfg.input, up=cfg.up)
-    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
-    check_size(frame.size_m, given=cfg.size is not None)
-    check_faces(len(asset.faces), str(cfg.input))
-    preset = cfg.preset or "open"
-    at = place(asset, frame, preset=preset, drop=cfg.drop, ground_at=cfg.ground_at)
     begin = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names,
                       joints=[to_physical(j, frame, at.lift) for j in cfg.joints],
-                      preset=preset, density=cfg.density, drop_m=at.drop_m,
-                      gravity=c.gravity)
+                      preset=cfg.preset or "open", density=cfg.density, drop_m=at.drop_m,
+                      gravity=c.gravity, rig=found)
     rig, link = begin.rig, begin.link
-    joints = iter(link.joints())
-    bodies = []
-    for p, name in enumerate(rig.names):
-        sel = np.flatnonzero(rig.owner == p)
-        remap = np.full(len(at.start), -1)
-        remap[sel] = np.arange(len(sel))
-        f = at.pieces.faces
-        bodies.append(RigBody(name, at.start[sel], remap[f[(rig.owner[f] == p).all(axis=1)]],
-                              rig.parent[p], next(joints) if rig.joints[p] else None))
     speeds = [float(v) for co, v in zip(link.coords, begin.speeds) if co.parent >= 0]
-    result = run_rig(bodies, link.density, Motion(drop=at.drop_m, joint_speeds=speeds,
-                                                  gravity=c.gravity),
+    result = run_rig(engine_bodies(begin, at.start, at.pieces.faces), link.density,
+                     Motion(drop=at.drop_m, joint_speeds=speeds, gravity=c.gravity),
                      seconds=cfg.seconds, fps=cfg.fps)
     order = np.concatenate([np.flatnonzero(rig.owner == p) for p in range(len(rig.names))])
     frames = np.empty_like(result.frames)

@@ -123,9 +123,9 @@ def test_fit_recovers_the_lids_angle_of_an_observed_pose(tmp_path):
     the rest pose's."""
     import trimesh
 
-    from neurok_cli.animate_rig import place, rig_start
+    from neurok_cli.animate_rig import engine_bodies, place, rig_start
     from neurok_cli.io.mesh import canonical_frame
-    from neurok_cli.sim.articulated import Motion, RigBody, run_rig
+    from neurok_cli.sim.articulated import Motion, run_rig
 
     src = EXAMPLES / "chest.glb"
     rest = load_mesh(src)
@@ -133,14 +133,8 @@ def test_fit_recovers_the_lids_angle_of_an_observed_pose(tmp_path):
     at = place(rest, frame, preset="open", drop=None, ground_at=None)
     begin = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names, joints=[],
                       preset="open", density=None, gravity=(0, -9.81, 0), drop_m=0.0)
-    rig, link, f = begin.rig, begin.link, at.pieces.faces
-    bodies = []
-    for p, name in enumerate(rig.names):
-        sel = np.flatnonzero(rig.owner == p)
-        remap = np.full(len(at.start), -1)
-        remap[sel] = np.arange(len(sel))
-        bodies.append(RigBody(name, at.start[sel], remap[f[(rig.owner[f] == p).all(1)]],
-                              rig.parent[p], link.joints()[0] if p else None))
+    rig, link = begin.rig, begin.link
+    bodies = engine_bodies(begin, at.start, at.pieces.faces)
     eng = run_rig(bodies, link.density, Motion(joint_speeds=[float(begin.speeds[0])]),
                   seconds=0.3, fps=30)
     order = np.concatenate([np.flatnonzero(rig.owner == p) for p in range(len(rig.names))])
