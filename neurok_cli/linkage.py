@@ -63,12 +63,30 @@ def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float
     mesh = trimesh.Trimesh(vertices, faces, process=False)
     if not closed_surface(faces) or not mesh.volume > 0:
         mesh = trimesh.Trimesh(vertices[np.unique(faces)], process=False).convex_hull
-    if not mesh.volume > 0:  # flat: a sheet of 1 mm
-        return density * 1e-3 * max(mesh.area, 1e-9), vertices.mean(0), np.zeros((3, 3))
+    if not mesh.volume > 0:  # flat: a sheet of 1 mm, its mass spread as its area is
+        return _sheet(vertices, faces, density * 1e-3)
     props = mesh.mass_properties
     inertia = np.asarray(props["inertia"]) * density
     return (float(props["mass"]) * density, np.asarray(props["center_mass"]),
             0.5 * np.trace(inertia) * np.eye(3) - inertia)
+
+
+def _sheet(vertices: np.ndarray, faces: np.ndarray, areal: float
+           ) -> tuple[float, np.ndarray, np.ndarray]:
+    """Mass, centre and second moment of a surface of ``areal`` kg/m² (its triangles' own
+    second moments; a single line or point of vertices has a tiny one, so no part is
+    without inertia)."""
+    tri = vertices[faces]
+    area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+    m = areal * max(float(area.sum()), 1e-12)
+    w = area / max(float(area.sum()), 1e-12) if area.sum() > 0 else np.full(len(tri), 1 / len(tri))
+    centre = np.einsum("f,fij->j", w, tri) / 3
+    d = tri - centre
+    # a triangle's second moment: (sum of the vertices' outer products + the outer product of
+    # their sum) / 12, per unit area
+    S = np.einsum("f,fki,fkj->ij", w, d, d) / 12 + np.einsum(
+        "f,fi,fj->ij", w, d.sum(1), d.sum(1)) / 12
+    return m, centre, m * S + 1e-12 * np.eye(3)
 
 
 def mass_points(m: float, c: np.ndarray, S: np.ndarray) -> np.ndarray:

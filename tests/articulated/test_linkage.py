@@ -103,3 +103,13 @@ def test_the_presets_throw_open_shut_and_part_way():
     run = integrate(chest, np.zeros(1), throw_speeds(chest, "swing"), seconds=2.0, fps=30)
     assert run.q[:, 0].max() > 0.02 and run.q[-1, 0] == pytest.approx(
         chest.coords[0].limits[0], abs=1e-6)
+
+
+def test_a_flat_part_has_the_inertia_of_its_sheet():
+    """A surface bounding no solid (a flag) weighs 1 mm of its material per area, spread as
+    its area is: a square's second moment is m / 12 along each of its sides."""
+    v = np.array([[0, 0, 0], [1, 0, 0], [1, 0, 1], [0, 0, 1.0]])
+    f = np.array([[0, 1, 2], [0, 2, 3]])
+    m, c, S = mass_properties(v, f, 600.0)
+    assert m == pytest.approx(0.6) and np.allclose(c, (0.5, 0, 0.5))
+    assert np.allclose(S / m, np.diag([1 / 12, 0, 1 / 12]), atol=1e-9)
