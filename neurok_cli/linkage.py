@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .articulation import Rig
-from .sim.articulated import Joint, axis_rotation, closed_surface
+from .sim.articulated import SHEET, Joint, axis_rotation, closed_surface
 
 DENSITY = 600.0  # kg/m^3: wood, for a rig given no material
 DAMPING_RATE = 0.5  # 1/s: a joint's damping over its inertia about it
@@ -57,14 +57,13 @@ class Pose:
 def mass_properties(vertices: np.ndarray, faces: np.ndarray, density: float
                     ) -> tuple[float, np.ndarray, np.ndarray]:
     """Mass, centre and second moment (3, 3) about it of a part: the solid its surface
-    bounds or, where it bounds none, its convex hull's (as the engine takes it)."""
+    bounds or, where it bounds none, a sheet of SHEET metres of the material (as the engine
+    takes it)."""
     import trimesh
 
     mesh = trimesh.Trimesh(vertices, faces, process=False)
-    if not closed_surface(faces) or not mesh.volume > 0:
-        mesh = trimesh.Trimesh(vertices[np.unique(faces)], process=False).convex_hull
-    if not mesh.volume > 0:  # flat: a sheet of 1 mm, its mass spread as its area is
-        return _sheet(vertices, faces, density * 1e-3)
+    if not (closed_surface(faces) and mesh.volume > 0):  # a sheet of SHEET metres
+        return _sheet(vertices, faces, density * SHEET)
     props = mesh.mass_properties
     inertia = np.asarray(props["inertia"]) * density
     return (float(props["mass"]) * density, np.asarray(props["center_mass"]),

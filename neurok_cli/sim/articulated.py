@@ -29,6 +29,7 @@ TEST_FAMILIES = ("laptop", "lamp")
 TIMESTEP = 1 / 600  # s: rigid parts need no finer step; 20 steps to a 30 fps frame
 SUBDIVIDE = 2  # each box's 12 triangles split in four this many times (98 vertices a box)
 PUSH_TIME = 0.02  # s a push's force acts over
+SHEET = 1e-3  # m: the thickness an open surface (a part bounding no solid) is taken to have
 FRICTION = 0.8
 LIMIT_STIFFNESS = 2 * TIMESTEP  # s: a limit's time constant, the stiffest the step allows (a
 # lid slammed shut went 3-4 degrees past it at MuJoCo's default 0.02 s)
@@ -264,7 +265,8 @@ def build_xml(art: Articulated, motion: Motion, *, timestep: float = TIMESTEP) -
 def rig_xml(bodies: list[RigBody], density: float, *, gravity=(0.0, -9.81, 0.0),
             free_base: bool = True, timestep: float = TIMESTEP) -> str:
     """The MJCF model of parts given as meshes (a rig read from an asset): each closed
-    piece of a part a mesh geom of its solid, an open one its convex hull."""
+    piece of a part a mesh geom of its solid; an open part a shell of SHEET metres of the
+    material (collisions: each geom's convex hull)."""
     assets, geoms = [], []
     for b, body in enumerate(bodies):
         geoms.append([])
@@ -272,8 +274,9 @@ def rig_xml(bodies: list[RigBody], density: float, *, gravity=(0.0, -9.81, 0.0),
             name = f"m{b}_{k}"
             assets.append(f'<mesh name="{name}" vertex="{_f(to_mj(v))}" '
                           f'face="{" ".join(str(int(i)) for i in f.reshape(-1))}" '
-                          f'inertia="{"exact" if closed else "convex"}"/>')
-            geoms[-1].append(f'<geom type="mesh" mesh="{name}" density="{density:.6g}"/>')
+                          f'inertia="{"exact" if closed else "shell"}"/>')
+            rho = density if closed else density * SHEET  # a shell's density is per area
+            geoms[-1].append(f'<geom type="mesh" mesh="{name}" density="{rho:.6g}"/>')
     return _mjcf([b.name for b in bodies], [b.parent for b in bodies],
                  [b.joint for b in bodies], geoms, "<asset>\n" + "\n".join(assets) +
                  "\n</asset>\n", gravity, timestep, free_base)
@@ -292,7 +295,7 @@ def closed_surface(faces: np.ndarray) -> bool:
 
 def _pieces(vertices: np.ndarray, faces: np.ndarray):
     """A part as MuJoCo takes it -> (vertices, faces, closed): its surface, and whether it
-    bounds a solid (else its convex hull stands for it). A closed part is handed over
+    bounds a solid (else it is a sheet). A closed part is handed over
     piece by piece, its faces split where more than two meet at an edge (boxes welded at
     their corners), each piece closed and consistently wound, as MuJoCo asks."""
     import trimesh
