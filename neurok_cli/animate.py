@@ -370,7 +370,8 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
     begin = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names,
                       joints=[to_physical(j, frame, at.lift) for j in cfg.joints],
                       preset=preset, density=cfg.density, drop_m=at.drop_m,
-                      gravity=cfg.overrides.gravity or (0.0, -9.81, 0.0), rig=found)
+                      gravity=cfg.overrides.gravity or (0.0, -9.81, 0.0), rig=found,
+                      pushes=cfg.overrides.pushes)
     motion = rig_motion(begin, seconds=cfg.seconds, fps=cfg.fps, on_frame=on_frame)
     say("writing")
     file_frames = [_to_file(motion.frames, frame, at.back, at.pieces.index)]
@@ -405,7 +406,7 @@ def _check_rig_options(cfg: AnimateConfig) -> None:
     o = cfg.overrides
     given = [name for name, value in (
         ("--pin", o.pins), ("--velocity", o.velocity), ("--spin", o.spin), ("--wind", o.wind),
-        ("--gust", o.gust), ("--push", o.pushes), ("--friction", o.friction),
+        ("--gust", o.gust), ("--friction", o.friction),
         ("--young", cfg.young), ("--damping", cfg.damping), ("--ground", o.ground))
         if value not in (None, [])]
     if cfg.samples != 1:
@@ -418,7 +419,8 @@ def _check_rig_options(cfg: AnimateConfig) -> None:
         given.append("a fitted start")
     if given:
         raise UsageError(f"{', '.join(given)}: not for an articulated object (rigid parts on "
-                         "joints take --preset, --drop, --gravity, --density and --joint)")
+                         "joints take --preset, --drop, --push, --gravity, --density and "
+                         "--joint)")
     if cfg.density is not None and not (np.isfinite(cfg.density) and cfg.density > 0):
         raise UsageError(f"--density must be > 0, got {cfg.density}")
 

@@ -9,7 +9,7 @@ coordinates (linkage.py) -> back to the file's frame -> export.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -243,13 +243,17 @@ class RigStart:
     q0: np.ndarray  # (C,) the base's height when dropped, the joints at 0
     speeds: np.ndarray  # (C,) the preset's joint speeds
     seconds: float  # taken to find the rig
+    kicks: list = field(default_factory=list)  # (time, vertex indices, velocity change)
 
 
 def rig_start(vertices: np.ndarray, faces: np.ndarray, piece: np.ndarray, names: list[str],
               *, joints: list[JointSpec], preset: str, density: float | None, gravity,
-              drop_m: float, rig: Rig | None = None) -> RigStart:
+              drop_m: float, rig: Rig | None = None, pushes=()) -> RigStart:
     """The rig of an object standing on y = 0 (metres, +Y up) (``rig``, where it was found
-    already) and the start of a preset, ``drop_m`` above the ground."""
+    already) and the start of a preset, ``drop_m`` above the ground, with ``pushes``
+    (sim.conditions.Impulse: a region's velocity change, which its joints take)."""
+    from .sim.conditions import select_region
+
     if preset not in PRESETS:
         raise UsageError(f"--preset {preset} is not for an articulated object; choose one "
                          f"of {', '.join(PRESETS)}")
@@ -264,7 +268,10 @@ def rig_start(vertices: np.ndarray, faces: np.ndarray, piece: np.ndarray, names:
     q0 = np.zeros(len(link.coords))
     if drop_m > 0:
         q0[0] = drop_m
-    return RigStart(rig, link, q0, throw_speeds(link, preset), time.perf_counter() - t0)
+    kicks = [(p.time, np.flatnonzero(select_region(p.region, vertices)), p.velocity)
+             for p in pushes]
+    return RigStart(rig, link, q0, throw_speeds(link, preset), time.perf_counter() - t0,
+                    kicks)
 
 
 def engine_bodies(start: RigStart, vertices: np.ndarray, faces: np.ndarray) -> list:
@@ -288,7 +295,7 @@ def rig_motion(start: RigStart, *, seconds: float, fps: float, on_frame=None) ->
     """Integrate a rig's start (linkage.py) and pose its vertices in every frame."""
     t1 = time.perf_counter()
     run = integrate(start.link, start.q0, start.speeds, seconds=seconds, fps=fps,
-                    on_frame=on_frame)
+                    kicks=start.kicks, on_frame=on_frame)
     t2 = time.perf_counter()
     return RigMotion(start.rig, start.link, run, start.link.frames(run.q), start.speeds,
                      {"rig": start.seconds, "integrate": t2 - t1,

@@ -246,6 +246,16 @@ class Linkage:
                 qd = qd - qd[c] * Minv[:, c] / Minv[c, c]
         return q, qd
 
+    def kick(self, q: np.ndarray, qd: np.ndarray, idx: np.ndarray, dv) -> np.ndarray:
+        """The joint speeds after the rest's vertices ``idx`` get the velocity change ``dv``:
+        the change the joints can give them nearest to it (least squares)."""
+        pose = self.pose(q)
+        part = self.rig.owner[idx]
+        J = self._jacobian(pose, self.place(pose, self.rest[idx], part), part)
+        A = J.reshape(-1, len(self.coords))  # rows: (vertex, axis)
+        return qd + np.linalg.lstsq(A, np.tile(np.asarray(dv, float), len(idx)),
+                                    rcond=None)[0]
+
     def near_ground(self, q: np.ndarray, qd: np.ndarray, within: float) -> bool:
         """Whether a hull point is on the ground or may reach it in ``within`` seconds."""
         if not self.ground:
@@ -312,9 +322,11 @@ class Run:
 
 
 def integrate(link: Linkage, q0: np.ndarray, qd0: np.ndarray, *, seconds: float, fps: float,
-              on_frame=None) -> Run:
+              kicks=(), on_frame=None) -> Run:
     """RK4 from (q0, qd0), recording each frame: steps of STEP_RATE / GROUND_RATE in a frame
-    near the ground, of FREE_STEP or less away from it; limits after every step."""
+    near the ground, of FREE_STEP or less away from it; limits after every step; each of
+    ``kicks`` (time, vertex indices, velocity change; Linkage.kick) at the first step from
+    its time on."""
     n = int(np.floor(seconds * fps + 1e-9)) + 1
     fine = max(1, int(np.ceil(GROUND_RATE / (STEP_RATE * fps))))
     coarse = max(1, int(np.ceil(1 / (FREE_STEP * fps))))
@@ -322,6 +334,7 @@ def integrate(link: Linkage, q0: np.ndarray, qd0: np.ndarray, *, seconds: float,
     Q, QD = np.empty((n, len(q))), np.empty((n, len(q)))
     kin, pot = np.empty(n), np.empty(n)
     steps = 0
+    kicks = sorted(kicks, key=lambda kick: kick[0])
 
     def f(q, qd):
         return qd, link.accel(q, qd)
@@ -330,7 +343,10 @@ def integrate(link: Linkage, q0: np.ndarray, qd0: np.ndarray, *, seconds: float,
         if k:
             sub = fine if link.near_ground(q, qd, 1 / fps) else coarse
             h = 1.0 / (fps * sub)
-            for _ in range(sub):
+            for i in range(sub):
+                while kicks and kicks[0][0] <= (k - 1) / fps + i * h + 1e-9:
+                    _, idx, dv = kicks.pop(0)
+                    qd = link.kick(q, qd, idx, dv)
                 k1 = f(q, qd)
                 k2 = f(q + 0.5 * h * k1[0], qd + 0.5 * h * k1[1])
                 k3 = f(q + 0.5 * h * k2[0], qd + 0.5 * h * k2[1])

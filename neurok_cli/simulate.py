@@ -224,7 +224,7 @@ def _rig_options(cfg: SimulateConfig) -> bool:
     """Whether the options are all an articulated object takes."""
     c = cfg.conditions
     return not (cfg.material not in (AUTO, ARTICULATED) or cfg.young or cfg.poisson
-                or cfg.damping or cfg.thickness or cfg.dof or cfg.cells or c.pins or c.impulses
+                or cfg.damping or cfg.thickness or cfg.dof or cfg.cells or c.pins
                 or any(c.wind) or any(c.velocity) or any(c.spin))
 
 
@@ -240,8 +240,8 @@ def _rigged(cfg: SimulateConfig, asset, frame):
 
     if cfg.articulated:
         if not _rig_options(cfg):
-            raise UsageError("an articulated object takes --preset, --drop, --gravity, "
-                             "--density and --joint only")
+            raise UsageError("an articulated object takes --preset, --drop, --push, "
+                             "--gravity, --density and --joint only")
         return placed(), None
     if cfg.material != AUTO or cfg.preset is not None or not _rig_options(cfg):
         return None
@@ -261,13 +261,15 @@ def _simulate_rig(cfg: SimulateConfig, asset, frame, rigged) -> SimulateReport:
     begin = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names,
                       joints=[to_physical(j, frame, at.lift) for j in cfg.joints],
                       preset=cfg.preset or "open", density=cfg.density, drop_m=at.drop_m,
-                      gravity=c.gravity, rig=found)
+                      gravity=c.gravity, rig=found, pushes=c.impulses)
     rig, link = begin.rig, begin.link
     speeds = [float(v) for co, v in zip(link.coords, begin.speeds) if co.parent >= 0]
-    result = run_rig(engine_bodies(begin, at.start, at.pieces.faces), link.density,
-                     Motion(drop=at.drop_m, joint_speeds=speeds, gravity=c.gravity),
-                     seconds=cfg.seconds, fps=cfg.fps)
     order = np.concatenate([np.flatnonzero(rig.owner == p) for p in range(len(rig.names))])
+    at_engine = np.argsort(order)  # the engine holds the parts' vertices part by part
+    kicks = [(t, at_engine[idx], dv) for t, idx, dv in begin.kicks]
+    result = run_rig(engine_bodies(begin, at.start, at.pieces.faces), link.density,
+                     Motion(drop=at.drop_m, joint_speeds=speeds, gravity=c.gravity,
+                            kicks=kicks), seconds=cfg.seconds, fps=cfg.fps)
     frames = np.empty_like(result.frames)
     frames[:, order] = result.frames
     frames = frames - np.array([0.0, at.back, 0.0])

@@ -224,6 +224,10 @@ class Motion:
     drop: float = 0.0  # m the base starts above the ground
     joint_speeds: list[float] = field(default_factory=list)  # rad/s or m/s, one per joint
     pushes: list[tuple[int, tuple[float, float, float], float]] = field(default_factory=list)
+    # kicks: (time, vertex indices, velocity change): the joints take the speeds that give
+    # those vertices the change as nearly as they can (least squares), the base untouched
+    kicks: list[tuple[float, np.ndarray, tuple[float, float, float]]] = field(
+        default_factory=list)
     gravity: tuple[float, float, float] = (0.0, -9.81, 0.0)
 
 
@@ -431,8 +435,11 @@ def _run(xml: str, names: list[str], jointed: list[bool], verts, faces, owner, q
     times = np.arange(n) / fps
     frames = np.empty((n, len(verts), 3))
     joints = np.empty((n, len(idx)))
+    kicks = sorted(motion.kicks, key=lambda kick: kick[0])
     for k, t in enumerate(times):
         while data.time < t - 1e-9:
+            while kicks and kicks[0][0] <= data.time + 1e-9:
+                _kick(model, data, kicks.pop(0), local, owner, bodies, vadr)
             data.xfrc_applied[:] = 0.0
             for part, dv, at in motion.pushes:
                 if at <= data.time < at + PUSH_TIME:  # the velocity change as a force
@@ -449,6 +456,24 @@ def _run(xml: str, names: list[str], jointed: list[bool], verts, faces, owner, q
                                   mass, "blow-up", time.perf_counter() - t0)
     return ArticulatedRun(from_mj(frames), joints, times, faces, owner, mass, None,
                           time.perf_counter() - t0)
+
+
+def _kick(model, data, kick, local: np.ndarray, owner: np.ndarray, bodies: list[int],
+          dofs: list[int]) -> None:
+    """A velocity change of some vertices, taken by the joints (as linkage.Linkage.kick)."""
+    import mujoco
+
+    mujoco.mj_kinematics(model, data)
+    _, idx, dv = kick
+    rows, jacp = [], np.zeros((3, model.nv))
+    for i in idx:
+        b = bodies[owner[i]]
+        x = local[i] @ data.xmat[b].reshape(3, 3).T + data.xpos[b]
+        mujoco.mj_jac(model, data, jacp, None, x, b)
+        rows.append(jacp[:, dofs].copy())
+    A = np.concatenate(rows)
+    change = np.linalg.lstsq(A, np.tile(to_mj(dv), len(idx)), rcond=None)[0]
+    data.qvel[dofs] += change
 
 
 def _half_height(model, data) -> np.ndarray:
