@@ -337,6 +337,21 @@ def _fit_shapes(fitter: _Fitter, obs: Observation, frame: CanonicalFrame,
     return fits
 
 
+def observed_and_rest(cfg: FitConfig) -> tuple[Observation, Asset]:
+    """The observation and the rest it is fitted against: ``cfg.rest``, or a sequence's
+    first frame."""
+    obs = load_observation(cfg.observed, up=cfg.up, fps=cfg.fps, animation=cfg.animation)
+    if cfg.require_sequence and (obs.kind != "sequence" or len(obs.frames) < 2):
+        raise UsageError(f"{cfg.observed}: not a sequence of 2 or more frames (an animated "
+                         "glTF or a folder of frames), so it has no motion to continue")
+    if cfg.rest is not None:
+        return obs, load_mesh(cfg.rest, up=cfg.up)
+    if obs.kind == "sequence":
+        return obs, obs.asset
+    raise UsageError(f"{cfg.observed}: one observed shape needs its undeformed mesh: "
+                     "pass --rest REST")
+
+
 def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -> FitResult:
     """Fit the latent state of every observed shape; see the module docstring."""
     from .animate import resolve_weights
@@ -345,17 +360,7 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
     t0 = time.perf_counter()
     if cfg.steps < 0 or cfg.points < 16 or cfg.samples < 16:
         raise UsageError("--steps must be >= 0, --points and --samples >= 16")
-    obs = load_observation(cfg.observed, up=cfg.up, fps=cfg.fps, animation=cfg.animation)
-    if cfg.require_sequence and (obs.kind != "sequence" or len(obs.frames) < 2):
-        raise UsageError(f"{cfg.observed}: not a sequence of 2 or more frames (an animated "
-                         "glTF or a folder of frames), so it has no motion to continue")
-    if cfg.rest is not None:
-        rest = load_mesh(cfg.rest, up=cfg.up)
-    elif obs.kind == "sequence":
-        rest = obs.asset
-    else:
-        raise UsageError(f"{cfg.observed}: one observed shape needs its undeformed mesh: "
-                         "pass --rest REST")
+    obs, rest = observed_and_rest(cfg)
     device = resolve_device(cfg.device)
     bundle = resolve_weights(cfg.weights)
     model, _ = load_bundle(bundle, device)

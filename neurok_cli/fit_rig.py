@@ -148,20 +148,12 @@ def fit_rig(cfg, joints: list[JointSpec], *, progress=None) -> dict:
     import time
 
     from .errors import UsageError
-    from .fit import load_observation
-    from .io.mesh import load_mesh
+    from .fit import observed_and_rest
 
     t0 = time.perf_counter()
     if cfg.samples < 16:
         raise UsageError("--samples must be >= 16")
-    obs = load_observation(cfg.observed, up=cfg.up, fps=cfg.fps, animation=cfg.animation)
-    if cfg.rest is not None:
-        rest = load_mesh(cfg.rest, up=cfg.up)
-    elif obs.kind == "sequence":
-        rest = obs.asset
-    else:
-        raise UsageError(f"{cfg.observed}: one observed shape needs its undeformed mesh: "
-                         "pass --rest REST")
+    obs, rest = observed_and_rest(cfg)
     fitter = RigFitter.of(rest, joints, cfg.seed)
     fits = fit_shapes(fitter, list(obs.frames), obs.faces, rest.vertices, rest.faces,
                       samples=cfg.samples, seed=cfg.seed, progress=progress)
