@@ -428,5 +428,10 @@ def result_json(result: FitResult) -> dict:
 
 def write_result(result: FitResult, path: Path) -> None:
     """The JSON document, written atomically."""
+    write_json(result_json(result), path)
+
+
+def write_json(doc: dict, path: Path) -> None:
+    """A fit's JSON document (this one's or fit_rig's), written atomically."""
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(result_json(result), indent=1) + "\n")
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")

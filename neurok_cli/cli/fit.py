@@ -156,12 +156,10 @@ def fit(
 def _fit_joints(cfg, joints: list[str], output: Path, json_out: bool,
                 then_animate: Path | None) -> None:
     """``--articulated``: the joints' positions of each observed shape (fit_rig.py)."""
-    import json
-
     from ..articulation import parse_joint
     from ..errors import UsageError
+    from ..fit import write_json
     from ..fit_rig import fit_rig
-    from ..io.atomic import atomic_path
 
     if then_animate is not None:
         raise UsageError("--then-animate: not for a joint fit (--articulated); animate the "
@@ -169,8 +167,7 @@ def _fit_joints(cfg, joints: list[str], output: Path, json_out: bool,
     specs = [parse_joint(j) for j in joints]
     with progress_bar("fitting joints") as update:
         doc = fit_rig(cfg, specs, progress=lambda i, n: update(i, n))
-    with atomic_path(output) as tmp:
-        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    write_json(doc, output)
     if json_out:
         print_json(doc)
         return
