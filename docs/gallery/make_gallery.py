@@ -3,7 +3,8 @@
     python docs/gallery/make_gallery.py [--only NAME ...]
 
 Every clip is made from an asset this project may redistribute: the shipped examples
-(`examples/blob.obj`, `examples/flag.glb`) and shapes generated here (a rod, a square sheet).
+(`examples/blob.obj`, `examples/flag.glb`, `examples/chest.glb`) and shapes generated here
+(a rod, a square sheet).
 Each clip is animated by the `neurok` command exactly as listed in CLIPS (with the shipped
 weights), then four stills are rendered by `neurok preview` (at the start, 1/3, 2/3 and the
 end, framed on the whole clip) and laid side by side in `docs/gallery/NAME.png`, reduced to
@@ -36,6 +37,7 @@ CLIPS = {
     "rod-sway": ("gen:rod", ["--seconds", "2", "--material", "jelly"]),
     "sheet-hang": ("gen:sheet", ["--seconds", "2", "--material", "silk", "--preset", "free",
                                  "--no-ground", "--pin", "x<0.05"]),
+    "chest-open": ("examples/chest.glb", ["--seconds", "2"]),
 }
 
 
