@@ -102,6 +102,7 @@ def articulated(family: str, seed: int, angle: float) -> None:
         pv = v[sel]
         if part.joint is not None:
             j = part.joint
+            assert j.kind == "hinge", "chests and cabinets turn their lids and doors"
             R = axis_rotation(j.axis, np.radians(angle))
             pv = (pv - j.anchor) @ R.T + j.anchor
         parts.append(Part(name=part.name, vertices=pv,

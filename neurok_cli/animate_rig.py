@@ -178,6 +178,8 @@ def file_rig(asset: Asset) -> list[dict] | None:
         axis = (axis[0] - axis[1]) / np.linalg.norm(axis[0] - axis[1])
         j["anchor"] = [round(float(x), 6) for x in anchor]
         j["axis"] = [round(float(x), 4) for x in axis]
+        if j["kind"] == "slide":  # a slider's run in the file's units, as its anchor
+            j["limits"] = [round(float(x) * frame.extent, 6) for x in j["limits"]]
     return rows
 
 

@@ -204,3 +204,42 @@ def test_a_push_turns_the_part_as_the_engine_turns_it(tmp_path):
     assert turns["animate"][:9].max() < 0.5  # before the kick
     assert turns["animate"][-1] > 30
     assert np.abs(turns["animate"] - turns["simulate"]).max() < 5.0
+
+
+def test_drawers_slide_in_and_out_as_the_engine_slides_them(tmp_path):
+    """A generated chest of drawers (two out, one shut) as a GLB of a node per part: info
+    lists two sliders with their runs in the file's units; thrown shut, each goes in as far
+    as it was out, in animate and in the engine."""
+    from neurok_cli.io.asset import Asset, Part
+    from neurok_cli.io.gltf_build import build_document
+    from neurok_cli.sim.articulated import Motion, make_articulated, run_articulated
+
+    obj = make_articulated("drawers", np.random.default_rng(0))
+    _, f, owner = obj.mesh()
+    v = run_articulated(obj, Motion(), seconds=0, fps=30).frames[0]
+    parts = []
+    for p, part in enumerate(obj.parts):
+        sel = np.flatnonzero(owner == p)
+        remap = np.full(len(v), -1)
+        remap[sel] = np.arange(len(sel))
+        parts.append(Part(name=part.name, vertices=v[sel],
+                          faces=remap[f[(owner[f] == p).all(axis=1)]]))
+    src = tmp_path / "drawers.glb"
+    build_document(Asset(path=src, format="glb", parts=parts))[0].save_glb(src)
+    out = {j["part"]: j["q0"] for j in obj.layout()}
+    rig = json.loads(runner.invoke(app, ["info", str(src), "--json"]).output)["rig"]
+    slides = {r["part"]: r["joint"] for r in rig if r.get("joint")}
+    assert sorted(slides) == ["drawer1", "drawer2"]  # the third is shut: one with it
+    for name, j in slides.items():
+        assert j["kind"] == "slide" and j["axis"] == pytest.approx([0, 0, 1])
+        assert -j["limits"][0] == pytest.approx(out[name], abs=0.005)
+    ends = {}
+    for cmd in ("animate", "simulate"):
+        result = runner.invoke(app, [cmd, str(src), "--preset", "close", "--seconds", "1.5",
+                                     "-o", str(tmp_path / f"{cmd}.glb"), "--json"])
+        assert result.exit_code == 0, result.output
+        ends[cmd] = {r["part"]: r["joint"]["end"] for r in json.loads(result.output)["rig"]
+                     if r.get("joint")}
+    for name in slides:
+        assert ends["animate"][name] == pytest.approx(slides[name]["limits"][0], abs=1e-3)
+        assert ends["simulate"][name] == pytest.approx(ends["animate"][name], abs=0.01)
