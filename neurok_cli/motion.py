@@ -48,8 +48,7 @@ from .model.dynamics import (
     rollout,
 )
 from .model.reduced import Fit, ReducedShape, fit_quadratic, linear_modes
-from .model.skinning import Skin, point_neighbours, smooth_weights
-from .model.strain import driving_graph, limit_strain, mesh_edges
+from .model.skinning import Driven, smooth_weights
 from .model.threads import CpuWindow, one_thread_on, torch_threads
 from .model.volume import VolumeTerm
 from .sim.conditions import Conditions, SimMaterial, pinned_by
@@ -496,16 +495,14 @@ def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _O
     residual = float((approx - exact).pow(2).mean().sqrt()) / size  # fraction of the size
     rest_v = torch.as_tensor(v - com)
     rest_q = rest_v[torch.as_tensor(query_idx)]
-    idx, w = smooth_weights(rest_v, rest_q)
+    driven = Driven.of(rest_v, rest_q, faces)
     sweeps = 0
-    if strain_limit is not None and len(faces):  # on the driving points' own graph, so the
-        # cost does not grow with the mesh; the vertices follow the corrected points
-        graph = driving_graph(mesh_edges(faces), idx[:, 0].numpy())
-        x, sweeps = limit_strain(rest_q + disp.to(torch.float64), rest_q, graph, strain_limit,
-                                 fixed=torch.as_tensor(pinned_v[query_idx]))
+    if strain_limit is not None and len(faces):  # the vertices follow the corrected points
+        x, sweeps = driven.limited(rest_q + disp.to(torch.float64), strain_limit,
+                                   fixed=torch.as_tensor(pinned_v[query_idx]))
         disp = x - rest_q
     moved = (rest_q + disp.to(torch.float64)).view(T, S, -1, 3)
-    skin = Skin(rest_v, rest_q, idx, w.to(torch.float64), point_neighbours(rest_q))
+    skin = driven.skin
     R = roll.rotation.reshape(T, S, 3, 3).to(torch.float64)
     shift = torch.as_tensor(com) + roll.translation.reshape(T, S, 3).to(torch.float64)
     hold = _pin_hold(obj)

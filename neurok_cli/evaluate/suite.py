@@ -25,8 +25,8 @@ from ..data.geometry import barycentric_points, face_normals, kabsch, sample_sur
 from ..errors import UsageError
 from ..model import NeurokModel, farthest_point_sample
 from ..model.bundle import prior_spread, strain_limit
-from ..model.skinning import Skin, point_neighbours, smooth_weights
-from ..model.strain import driving_graph, limit_strain, mesh_edges
+from ..model.skinning import Driven
+from ..model.strain import mesh_edges
 from ..motion import MotionConfig, latent_motion
 from ..sim.conditions import CATEGORIES
 from ..sim.generate import scene_of
@@ -148,12 +148,11 @@ def as_animated(shapes: np.ndarray, rest: np.ndarray, faces: np.ndarray, n_query
     q = farthest_point_sample(rest, min(n_query, len(rest)), generator=seed).numpy()
     rv = torch.as_tensor(rest, dtype=torch.float64)
     rq = rv[torch.as_tensor(q)]
-    idx, w = smooth_weights(rv, rq)
+    driven = Driven.of(rv, rq, faces)
     at = torch.as_tensor(shapes[:, q], dtype=torch.float64)
     if limit is not None:
-        graph = driving_graph(mesh_edges(faces), idx[:, 0].numpy())
-        at, _ = limit_strain(at, rq, graph, limit)
-    return Skin(rv, rq, idx, w.to(torch.float64), point_neighbours(rq))(at).numpy()
+        at, _ = driven.limited(at, limit)
+    return driven.skin(at).numpy()
 
 
 RECON_FRAMES = 8  # frames per sequence whose posterior means plausibility decodes

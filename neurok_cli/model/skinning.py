@@ -22,6 +22,7 @@ as crumpled foil (the 95th-percentile dihedral change of a capsule dropped at 0.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -29,6 +30,7 @@ from torch import Tensor
 
 from ..errors import UsageError
 from .rotation import nearest_rotation
+from .strain import driving_graph, limit_strain, mesh_edges
 
 NEIGHBOURS = 16  # driving points each vertex blends
 FRAME_NEIGHBOURS = 10  # neighbours a driving point's local map is fitted to
@@ -143,6 +145,31 @@ class Skin:
             maps = maps.permute(1, 3, 0, 2).reshape(Q4, b * 3)  # rows (i, j), columns (f, c)
             out[s:s + b] = (W @ maps).view(N, b, 3).transpose(0, 1)
         return out
+
+
+@dataclass
+class Driven:
+    """A mesh driven by points, as ``animate`` makes one (and ``eval`` measures it): its
+    :class:`Skin`, and the strain limit on the points' own graph (the mesh's edges between
+    the points nearest their ends), so its cost does not grow with the mesh."""
+
+    skin: Skin
+    nearest: np.ndarray  # (N,) each vertex's nearest driving point
+    faces: np.ndarray  # (F, 3) the mesh's
+
+    @classmethod
+    def of(cls, vertices: Tensor, points: Tensor, faces: np.ndarray) -> Driven:
+        """Rest ``vertices`` (N, 3) on rest driving ``points`` (Q, 3), float64."""
+        idx, w = smooth_weights(vertices, points)
+        return cls(Skin(vertices, points, idx, w.to(torch.float64), point_neighbours(points)),
+                   idx[:, 0].numpy(), faces)
+
+    def limited(self, moved: Tensor, limit: float, fixed: Tensor | None = None
+                ) -> tuple[Tensor, int]:
+        """The driving points ``moved`` (B, Q, 3) within strain ``limit`` of their rest
+        graph (model.strain.limit_strain), and the sweeps it took."""
+        graph = driving_graph(mesh_edges(self.faces), self.nearest)
+        return limit_strain(moved, self.skin.p, graph, limit, fixed=fixed)
 
 
 def skin(vertices: Tensor, points: Tensor, moved: Tensor, idx: Tensor, w: Tensor,
