@@ -381,6 +381,11 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
     t_end = time.perf_counter()
     run = motion.run
     energy = run.kinetic + run.potential
+    tips = motion.link.tips(run.q)
+    held = [] if tips is None else [
+        f"at {tips / cfg.fps:.2f} s the parts' centre of mass stands outside the base's "
+        "footprint: a free object would tip over there, but the base is held where it "
+        "stands (neurok simulate moves it freely)"]
     return AnimateReport(
         output=cfg.output, category=ARTICULATED, preset=preset, frames=len(file_frames[0]),
         fps=cfg.fps, samples=1, vertices=len(asset.vertices),
@@ -394,7 +399,7 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
         timings={"load": t_load - t0, **motion.seconds,
                  "export": t_end - t_load - sum(motion.seconds.values()), "total": t_end - t0},
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
-        weights="", device="cpu", warnings=[*asset.warnings, *out.warnings],
+        weights="", device="cpu", warnings=[*asset.warnings, *out.warnings, *held],
         material=("articulated (found; --material soft: one soft body)" if found else
                   "articulated") + f": rigid parts, density {motion.link.density:.3g} kg/m³",
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),

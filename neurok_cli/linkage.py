@@ -285,6 +285,25 @@ class Linkage:
         return (0.5 * float(self.point_mass @ (v * v).sum(axis=1)),
                 -float(self.point_mass @ (x @ self.gravity)))
 
+    def tips(self, qs: np.ndarray) -> int | None:
+        """The first state of ``qs`` (T, C) in which the object's centre of mass stands
+        outside the base's footprint (its points on the ground, seen from above): a free
+        object would tip over there, where the base is held. None: it never does."""
+        from scipy.spatial import Delaunay, QhullError
+
+        base = self.rest[self.rig.owner == 0]
+        foot = base[base[:, 1] <= base[:, 1].min() + 1e-3 * np.ptp(self.rest, axis=0).max()]
+        try:
+            region = Delaunay(foot[:, [0, 2]])
+        except (QhullError, ValueError):  # standing on a line or a point: it tips at once
+            return 0
+        for k, q in enumerate(qs):
+            x = self.place(self.pose(q), self.points, self.point_part)
+            com = self.point_mass @ x / self.point_mass.sum()
+            if region.find_simplex(com[[0, 2]]) < 0:
+                return k
+        return None
+
     def frames(self, qs: np.ndarray) -> np.ndarray:
         """(T, N, 3) the rig's vertices in each state of ``qs`` (T, C)."""
         out = np.empty((len(qs), *self.rest.shape))
