@@ -565,21 +565,12 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
 def _rig_rows(rep: AnimateReport, rows: list[tuple[str, str]], verbose: bool
               ) -> list[tuple[str, str]]:
     """An articulated object's summary: its parts and how each joint moved."""
+    from .animate_rig import part_count, part_rows
+
     rows = [r for r in rows if r[0] != "took"]
-    rows[0] = ("animated", f"{rep.input}: {rep.vertices:,} vertices, {len(rep.rig)} rigid "
-                           "parts on joints")
-    for part in rep.rig:
-        j = part.get("joint")
-        if j is None:
-            rows.append((f"part '{part['part']}'", "the base" if part["parent"] is None else
-                         f"rides on '{part['parent']}' ({part['found']})"))
-            continue
-        unit, scale = ("°", 180 / np.pi) if j["kind"] == "hinge" else (" m", 1.0)
-        lo, hi = (x * scale for x in j["limits"])
-        a, b = (x * scale for x in j["moved"])
-        rows.append((f"part '{part['part']}'",
-                     f"{j['kind']} on '{part['parent']}' ({part['found']}), "
-                     f"{lo:.3g}..{hi:.3g}{unit}; went {a:.3g}..{b:.3g}{unit}"))
+    rows[0] = ("animated", f"{rep.input}: {rep.vertices:,} vertices, {part_count(rep.rig)} "
+                           "rigid parts on joints")
+    rows += part_rows(rep.rig)
     t = rep.timings
     rows.append(("took", f"{t['total']:.1f} s"))
     if verbose:

@@ -315,3 +315,27 @@ def joint_rows(motion: RigMotion) -> list[dict]:
         row["joint"].update(damping=round(co.damping, 6), start_speed=float(motion.speeds[c]),
                             moved=[float(q.min()), float(q.max())], end=float(q[-1]))
     return rows
+
+
+def part_rows(rig: list[dict]) -> list[tuple[str, str]]:
+    """A summary's rows of an articulated object (joint_rows, or the engine's likewise): each
+    part, its joint, its range and the range it went; the pieces one with another part."""
+    rows = []
+    for part in rig:
+        j = part.get("joint")
+        if j is None:
+            rows.append((f"part '{part['part']}'", "the base" if part["parent"] is None else
+                         f"rides on '{part['parent']}' ({part['found']})"))
+            continue
+        unit, scale = ("°", 180 / np.pi) if j["kind"] == "hinge" else (" m", 1.0)
+        lo, hi = (x * scale for x in j["limits"])
+        a, b = (x * scale for x in j["moved"])
+        rows.append((f"part '{part['part']}'",
+                     f"{j['kind']} on '{part['parent']}' ({part['found']}), "
+                     f"{lo:.3g}..{hi:.3g}{unit}; went {a:.3g}..{b:.3g}{unit}"))
+    return rows
+
+
+def part_count(rig: list[dict]) -> int:
+    """The rigid parts of a rig's rows (the base and the jointed ones)."""
+    return sum(1 for part in rig if part["parent"] is None or part.get("joint"))

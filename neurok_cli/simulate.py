@@ -305,4 +305,11 @@ def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
             ("engine dofs", f"{rep.dofs:,} ({rep.dof}" + (
                 f", {'x'.join(str(c) for c in rep.cells)} cells)" if rep.cells else ")")),
             ("engine time", f"{rep.sim_wall_s:.2f} s ({rep.sim_s_per_s:.2f} s per simulated s)"),
-            ("status", "rejected: " + rep.rejected if rep.rejected else "stable")]
+            ("status", "rejected: " + rep.rejected if rep.rejected else "stable"),
+            *_part_rows(rep.rig)]
+
+
+def _part_rows(rig: list[dict] | None) -> list[tuple[str, str]]:
+    from .animate_rig import part_rows
+
+    return part_rows(rig) if rig else []
