@@ -14,19 +14,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .articulation import JointSpec
-from .body import auto_category
 from .errors import InputError, NeurokError, UsageError
 from .io.export import ExportOptions, check_output, export_motion
 from .io.mesh import CanonicalFrame, canonical_frame, load_mesh, size_source
 from .limits import check_faces, check_frames, check_size
-from .motion import LatentStart, MotionConfig, latent_motion
 from .placement import check_ground_at, ground_row, physics_offsets, place_ground
 from .sim.conditions import Conditions, Impulse, SimMaterial
 from .sim.materials import material_names, resolve_material
+
+if TYPE_CHECKING:  # the latent motion imports torch: only the deformable path loads it
+    from .motion import LatentStart, MotionConfig
 
 PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free", "open", "close", "swing")
 ARTICULATED = "articulated"  # --material: rigid parts on joints (animate_rig.py)
@@ -228,7 +230,7 @@ def _to_file(frames: np.ndarray, frame: CanonicalFrame, back: float, index: np.n
 def _gather_kernel():
     """:func:`_gather_affine` compiled (numba, cached on disk), imported only when frames are
     written: numba's start-up is not paid by commands that never get here."""
-    from .model._jit import njit
+    from ._jit import njit
 
     return njit(cache=True, nogil=True)(_gather_affine)
 
@@ -261,10 +263,6 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     names each stage (loading, moving, writing) as it starts, ``on_frame(done, total)``
     follows the integration frame by frame and ``on_decode(done, total)`` the decoding a
     block of frames at a time."""
-    import torch
-
-    from .model import load_bundle, resolve_device
-
     t0 = time.perf_counter()
     _check_options(cfg)
     say = progress or (lambda _: None)
@@ -276,6 +274,12 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     rigged = _rigged(cfg, asset, frame)
     if rigged is not None:
         return _animate_rig(cfg, asset, frame, rigged, say, on_frame, t0)
+    import torch  # the deformable path: the model, torch and the latent motion
+
+    from .body import auto_category
+    from .model import load_bundle, resolve_device
+    from .motion import latent_motion
+
     device = resolve_device(cfg.device)
     compiled = _integrator_ready(cfg, device)
     bundle = resolve_weights(cfg.weights)
@@ -381,11 +385,6 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
     t_end = time.perf_counter()
     run = motion.run
     energy = run.kinetic + run.potential
-    tips = motion.link.tips(run.q)
-    held = [] if tips is None else [
-        f"at {tips / cfg.fps:.2f} s the parts' centre of mass stands outside the base's "
-        "footprint: a free object would tip over there, but the base is held where it "
-        "stands (neurok simulate moves it freely)"]
     return AnimateReport(
         output=cfg.output, category=ARTICULATED, preset=preset, frames=len(file_frames[0]),
         fps=cfg.fps, samples=1, vertices=len(asset.vertices),
@@ -399,7 +398,7 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
         timings={"load": t_load - t0, **motion.seconds,
                  "export": t_end - t_load - sum(motion.seconds.values()), "total": t_end - t0},
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
-        weights="", device="cpu", warnings=[*asset.warnings, *out.warnings, *held],
+        weights="", device="cpu", warnings=[*asset.warnings, *out.warnings],
         material=("articulated (found; --material soft: one soft body)" if found else
                   "articulated") + f": rigid parts, density {motion.link.density:.3g} kg/m³",
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
@@ -435,6 +434,7 @@ def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
     """The latent motion's settings: the options, with the bundle's calibration of the
     category (stiffness and damping scales, prior spread, strain limit)."""
     from .model.bundle import prior_spread, strain_limit
+    from .motion import MotionConfig
 
     calib = (bundle_cfg.get("calibration") or {}).get(category, {})
     return MotionConfig(category=category, material=material, conditions=cond,

@@ -250,10 +250,12 @@ class RigStart:
 
 def rig_start(vertices: np.ndarray, faces: np.ndarray, piece: np.ndarray, names: list[str],
               *, joints: list[JointSpec], preset: str, density: float | None, gravity,
-              drop_m: float, rig: Rig | None = None, pushes=()) -> RigStart:
+              drop_m: float, rig: Rig | None = None, pushes=(), base: str = "free"
+              ) -> RigStart:
     """The rig of an object standing on y = 0 (metres, +Y up) (``rig``, where it was found
     already) and the start of a preset, ``drop_m`` above the ground, with ``pushes``
-    (sim.conditions.Impulse: a region's velocity change, which its joints take)."""
+    (sim.conditions.Impulse: a push on a region). The base is free on the ground
+    (linkage.py), or ``base="held"`` where it stands; dropped, it falls straight down."""
     from .sim.conditions import select_region
 
     if preset not in PRESETS:
@@ -266,10 +268,10 @@ def rig_start(vertices: np.ndarray, faces: np.ndarray, piece: np.ndarray, names:
                          "part (neurok info lists them); give one with --joint "
                          "PART:hinge:AXIS@POINT or PART:slide:AXIS")
     link = Linkage(rig, vertices, faces, density=density or DENSITY, gravity=gravity,
-                   free_base=drop_m > 0)
+                   base="drop" if drop_m > 0 else base)
     q0 = np.zeros(len(link.coords))
     if drop_m > 0:
-        q0[0] = drop_m
+        q0[0] = drop_m  # the base's height
     kicks = [(p.time, np.flatnonzero(select_region(p.region, vertices)), p.velocity)
              for p in pushes]
     return RigStart(rig, link, q0, throw_speeds(link, preset), time.perf_counter() - t0,
@@ -299,7 +301,7 @@ def rig_motion(start: RigStart, *, seconds: float, fps: float, on_frame=None) ->
     run = integrate(start.link, start.q0, start.speeds, seconds=seconds, fps=fps,
                     kicks=start.kicks, on_frame=on_frame)
     t2 = time.perf_counter()
-    return RigMotion(start.rig, start.link, run, start.link.frames(run.q), start.speeds,
+    return RigMotion(start.rig, start.link, run, start.link.frames(run), start.speeds,
                      {"rig": start.seconds, "integrate": t2 - t1,
                       "frames": time.perf_counter() - t2})
 

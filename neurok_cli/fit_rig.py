@@ -53,7 +53,8 @@ class RigFitter:
         at = place(rest, frame, preset="free", drop=None, ground_at=None)
         start = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names,
                           joints=[to_physical(j, frame, at.lift) for j in joints],
-                          preset="free", density=None, gravity=(0.0, -9.81, 0.0), drop_m=0.0)
+                          preset="free", density=None, gravity=(0.0, -9.81, 0.0), drop_m=0.0,
+                          base="held")  # the base's pose is fitted on its own
         rng = np.random.default_rng(seed)
         pts, face, _ = sample_surface(at.start, at.pieces.faces, POINTS, rng)
         owner = start.rig.owner[at.pieces.faces[face, 0]]

@@ -1,18 +1,25 @@
 """Motion of an articulated object in its joint coordinates (Lagrangian mechanics).
 
 For a rig of rigid parts (articulation.py) the generalised coordinates are known exactly:
-the joints' positions, and the base's height when it is dropped. Each part's mass is carried
-by six points that have its mass, centre and second moments (so its kinetic energy is the
-rigid body's, exactly); a point's velocity is J(q) q'; the Euler-Lagrange equations are
+the joints' positions and, for a base free on the ground, its position and turn. Each
+part's mass is carried by six points that have its mass, centre and second moments (so its
+kinetic energy is the rigid body's, exactly); a point's velocity is J(q) q'; the
+Euler-Lagrange equations are
 
     M(q) q'' = sum_i J_i^T (f_i - m_i J'_i q')  + joint forces,   M = sum_i m_i J_i^T J_i,
 
 with gravity f_i = m_i g, the joints' damping and the ground (a stiff, critically damped
-spring on each part's hull points), integrated with RK4. A joint reaching a limit stops
+spring on each part's hull points, with Coulomb friction). A joint reaching a limit stops
 there, inelastically: its position is held at the limit and its speed taken away by the
-impulse that leaves the other joints' momentum as it was. Steps are short while a part is
-near the ground (its spring is stiff), longer off it. Frames are each part's vertices moved
-by its pose.
+impulse that leaves the other joints' momentum as it was.
+
+The base is ``held`` where it stands, or ``drop``: free to fall straight down, landing as
+on a limit, or ``free``: six more coordinates, its position and a turn about each world
+axis, whose rates are its velocity and angular velocity; the turn is folded into the
+base's orientation after every step, so it never meets a singular angle. A held or dropped
+base is integrated with RK4, in short steps while a part is near the ground (its spring is
+stiff), longer off it; a free one by semi-implicit Euler at 1/600 s, as the engine steps
+it. Frames are each part's vertices moved by its pose.
 """
 
 from __future__ import annotations
@@ -30,12 +37,16 @@ GROUND_RATE = 300.0  # rad/s: the ground's stiffness, as a natural frequency
 STEP_RATE = 1.0  # step x GROUND_RATE on the ground (RK4 is stable to 2.8)
 FREE_STEP = 1 / 60  # s: the longest step off the ground (a swing is ~1 Hz)
 HULL_POINTS = 64  # most ground points a part keeps
+FRICTION = 0.8  # the ground's Coulomb friction (the engine's)
+SLIP = 0.01  # m/s: below this sliding speed friction grows from zero (regularised)
+FREE_TIMESTEP = 1 / 600  # s: a free base's step, the engine's
+BASES = ("held", "drop", "free")
 
 
 @dataclass
 class Coordinate:
-    """One generalised coordinate: a part's joint, or the base's height above where it
-    stands (``part`` 0, ``parent`` -1, a slide along +Y, limited below by the ground)."""
+    """One generalised coordinate: a part's joint, or one of the base's (``part`` 0,
+    ``parent`` -1: a slide along a world axis, or a turn about one through its centre)."""
 
     part: int
     parent: int
@@ -99,7 +110,7 @@ class Linkage:
     """A rig's parts with their masses, its coordinates, and their equations of motion."""
 
     def __init__(self, rig: Rig, vertices: np.ndarray, faces: np.ndarray, *,
-                 density: float = DENSITY, free_base: bool = False,
+                 density: float = DENSITY, base: str = "held",
                  gravity=(0.0, -9.81, 0.0), ground: bool = True):
         from scipy.spatial import ConvexHull, QhullError
 
@@ -125,23 +136,32 @@ class Linkage:
         self.hull = np.concatenate(hull)
         self.hull_part = np.concatenate([np.full(len(h), p) for p, h in enumerate(hull)])
         self.hull_k = (self.mass / np.bincount(self.hull_part, minlength=P))[self.hull_part]
-        self.coords = self._coordinates(free_base)
+        if base not in BASES:
+            raise ValueError(f"base must be one of {BASES}, not {base!r}")
+        self.base, self.free = base, base == "free"
+        self.centre = self.points[:6].mean(axis=0)  # the base's: a free base turns about it
+        self.turn = np.eye(3)  # a free base's orientation, the turns folded in so far
+        self.coords = self._coordinates()
         self.moves = np.array([[self._above(co.part, p) for co in self.coords]
                                for p in range(P)]).reshape(P, len(self.coords))
-        # the base meets the ground as it stands (or as on a limit, dropped): the other
-        # parts' hulls touch it
-        joint = np.array([co.parent >= 0 for co in self.coords], bool)
-        keep = (self.moves[self.hull_part] & joint).any(axis=1)
-        self.hull, self.hull_part, self.hull_k = (self.hull[keep], self.hull_part[keep],
-                                                  self.hull_k[keep])
+        self.hinge = np.array([co.kind == "hinge" for co in self.coords], bool)
+        if not self.free:  # a held base meets the ground as it stands (a dropped one as on
+            # a limit): the other parts' hulls touch it
+            joint = np.array([co.parent >= 0 for co in self.coords], bool)
+            keep = (self.moves[self.hull_part] & joint).any(axis=1)
+            self.hull, self.hull_part, self.hull_k = (self.hull[keep], self.hull_part[keep],
+                                                      self.hull_k[keep])
         self._set_damping()
 
-    def _coordinates(self, free_base: bool) -> list[Coordinate]:
+    def _coordinates(self) -> list[Coordinate]:
         coords = []
-        if free_base:
-            # the base lands as on a limit: stopped dead where it stands on the ground
-            coords.append(Coordinate(0, -1, "slide", np.array([0.0, 1.0, 0.0]), np.zeros(3),
+        if self.base == "drop":  # lands as on a limit: stopped dead where it stands
+            coords.append(Coordinate(0, -1, "slide", np.array([0.0, 1.0, 0.0]), self.centre,
                                      (0.0, np.inf), 0.0))
+        if self.free:
+            for kind in ("slide", "hinge"):
+                coords += [Coordinate(0, -1, kind, axis, self.centre, (-np.inf, np.inf), 0.0)
+                           for axis in np.eye(3)]
         for p in self.rig.jointed:
             j = self.rig.joints[p]
             coords.append(Coordinate(p, self.rig.parent[p], j.kind, np.asarray(j.axis, float),
@@ -170,14 +190,19 @@ class Linkage:
                 for co in self.coords if co.parent >= 0]
 
     def pose(self, q: np.ndarray) -> Pose:
-        P = len(self.rig.names)
+        P, C = len(self.rig.names), len(self.coords)
         R, t = np.empty((P, 3, 3)), np.zeros((P, 3))
-        axis, anchor = np.empty((len(self.coords), 3)), np.empty((len(self.coords), 3))
+        axis, anchor = np.empty((C, 3)), np.empty((C, 3))
         R[0] = np.eye(3)
-        by_part = {co.part: c for c, co in enumerate(self.coords) if co.parent >= 0}
-        if self.coords and self.coords[0].parent < 0:
+        if self.base == "drop":
             t[0] = q[0] * self.coords[0].axis
-            axis[0], anchor[0] = self.coords[0].axis, t[0]
+            axis[0], anchor[0] = self.coords[0].axis, self.centre + t[0]
+        elif self.free:  # turned about its centre by the folded turn, then by q[3:6]; moved
+            R[0] = _rotation(q[3:6]) @ self.turn
+            centre = self.centre + q[0:3]
+            t[0] = centre - R[0] @ self.centre
+            axis[:6], anchor[:6] = np.tile(np.eye(3), (2, 1)), centre
+        by_part = {co.part: c for c, co in enumerate(self.coords) if co.parent >= 0}
         for p in range(1, P):
             u = self.rig.parent[p]
             c = by_part.get(p)
@@ -193,22 +218,30 @@ class Linkage:
                 R[p], t[p] = R[u], t[u] + axis[c] * q[c]
         return Pose(R, t, axis, anchor)
 
+    def fold(self, q: np.ndarray) -> np.ndarray:
+        """A free base's turn q[3:6] folded into its orientation: the same pose, q[3:6] 0.
+        Its rates stay as they are: they are its angular velocity either way."""
+        if not self.free:
+            return q
+        self.turn = _rotation(q[3:6]) @ self.turn
+        q = q.copy()
+        q[3:6] = 0.0
+        return q
+
     def place(self, pose: Pose, local: np.ndarray, part: np.ndarray) -> np.ndarray:
         """Points given as the rest has them, each on its ``part``, moved by ``pose``."""
         return np.einsum("nij,nj->ni", pose.R[part], local) + pose.t[part]
 
     def _jacobian(self, pose: Pose, x: np.ndarray, part: np.ndarray) -> np.ndarray:
         """(n, 3, C): each point's velocity per coordinate's rate."""
-        J = np.zeros((len(x), 3, len(self.coords)))
-        for c, co in enumerate(self.coords):
-            on = self.moves[part, c]
-            if not on.any():
-                continue
-            if co.kind == "hinge":
-                J[on, :, c] = _cross(pose.axis[c], x[on] - pose.anchor[c])
-            else:
-                J[on, :, c] = pose.axis[c]
-        return J
+        a = pose.axis[None]  # (1, C, 3)
+        d = x[:, None, :] - pose.anchor[None]  # (n, C, 3)
+        turn = np.stack([a[..., 1] * d[..., 2] - a[..., 2] * d[..., 1],
+                         a[..., 2] * d[..., 0] - a[..., 0] * d[..., 2],
+                         a[..., 0] * d[..., 1] - a[..., 1] * d[..., 0]], axis=-1)
+        J = np.where(self.hinge[None, :, None], turn, a)  # (n, C, 3)
+        J *= self.moves[part][:, :, None]
+        return J.transpose(0, 2, 1)
 
     def _mass_jacobian(self, q: np.ndarray) -> tuple[Pose, np.ndarray]:
         """The pose at ``q`` and the mass points' Jacobians there (n, 3, C)."""
@@ -247,14 +280,15 @@ class Linkage:
         return q, qd
 
     def kick(self, q: np.ndarray, qd: np.ndarray, idx: np.ndarray, dv) -> np.ndarray:
-        """The joint speeds after the rest's vertices ``idx`` get the velocity change ``dv``:
-        the change the joints can give them nearest to it (least squares)."""
+        """The speeds after a push on the rest's vertices ``idx``: the impulse that would
+        change their own mass's velocity by ``dv`` (each vertex its part's mass over its
+        vertices), taken by the whole (M^-1 J^T p)."""
         pose = self.pose(q)
         part = self.rig.owner[idx]
         J = self._jacobian(pose, self.place(pose, self.rest[idx], part), part)
-        A = J.reshape(-1, len(self.coords))  # rows: (vertex, axis)
-        return qd + np.linalg.lstsq(A, np.tile(np.asarray(dv, float), len(idx)),
-                                    rcond=None)[0]
+        share = self.mass[part] / np.bincount(self.rig.owner)[part]
+        impulse = np.einsum("nic,n,i->c", J, share, np.asarray(dv, float))
+        return qd + np.linalg.solve(self.mass_matrix(q), impulse)
 
     def near_ground(self, q: np.ndarray, qd: np.ndarray, within: float) -> bool:
         """Whether a hull point is on the ground or may reach it in ``within`` seconds."""
@@ -267,15 +301,22 @@ class Linkage:
                     or (x[:, 1] < 1e-3).any())
 
     def _ground(self, pose: Pose, qd: np.ndarray) -> np.ndarray:
+        """The ground's push on the hull points below it (a critically damped spring) and
+        its friction (Coulomb, FRICTION times the push, grown from zero below SLIP)."""
         x = self.place(pose, self.hull, self.hull_part)
         low = x[:, 1] < 0.0
         if not low.any():
             return np.zeros(len(self.coords))
         J = self._jacobian(pose, x[low], self.hull_part[low])
-        vy = (J @ qd)[:, 1]
+        v = J @ qd
         k = self.hull_k[low]
-        fy = np.maximum(k * GROUND_RATE ** 2 * -x[low, 1] - 2 * k * GROUND_RATE * vy, 0.0)
-        return J[:, 1, :].T @ fy
+        push = np.maximum(k * GROUND_RATE ** 2 * -x[low, 1] - 2 * k * GROUND_RATE * v[:, 1],
+                          0.0)
+        slide = v * np.array([1.0, 0.0, 1.0])
+        f = -FRICTION * push[:, None] * slide / np.maximum(
+            np.linalg.norm(slide, axis=1), SLIP)[:, None]
+        f[:, 1] = push
+        return np.einsum("nic,ni->c", J, f)
 
     def energy(self, q: np.ndarray, qd: np.ndarray) -> tuple[float, float]:
         """Kinetic and gravitational potential energy (J)."""
@@ -285,49 +326,22 @@ class Linkage:
         return (0.5 * float(self.point_mass @ (v * v).sum(axis=1)),
                 -float(self.point_mass @ (x @ self.gravity)))
 
-    def tips(self, qs: np.ndarray) -> int | None:
-        """The first state of ``qs`` (T, C) in which the object's centre of mass stands
-        outside the base's footprint (its points on the ground, seen from above): a free
-        object would tip over there, where the base is held. None: it never does."""
-        from scipy.spatial import Delaunay, QhullError
-
-        base = self.rest[self.rig.owner == 0]
-        foot = base[base[:, 1] <= base[:, 1].min() + 1e-3 * np.ptp(self.rest, axis=0).max()]
-        try:
-            region = Delaunay(foot[:, [0, 2]])
-        except (QhullError, ValueError):  # standing on a line or a point: it tips at once
-            return 0
-        for k, q in enumerate(qs):
-            x = self.place(self.pose(q), self.points, self.point_part)
-            com = self.point_mass @ x / self.point_mass.sum()
-            if region.find_simplex(com[[0, 2]]) < 0:
-                return k
-        return None
-
-    def frames(self, qs: np.ndarray) -> np.ndarray:
-        """(T, N, 3) the rig's vertices in each state of ``qs`` (T, C)."""
-        out = np.empty((len(qs), *self.rest.shape))
-        for k, q in enumerate(qs):
-            pose = self.pose(q)
-            out[k] = self.place(pose, self.rest, self.rig.owner)
-        return out
-
-    def part_angles(self, qs: np.ndarray) -> np.ndarray:
-        """(T, P) each part's turn (rad) from the given pose."""
-        out = np.empty((len(qs), len(self.rig.names)))
-        for k, q in enumerate(qs):
-            R = self.pose(q).R
-            out[k] = np.arccos(np.clip((np.trace(R, axis1=1, axis2=2) - 1) / 2, -1, 1))
+    def frames(self, run: Run) -> np.ndarray:
+        """(T, N, 3) the rig's vertices in each state of a run."""
+        turn = self.turn
+        out = np.empty((len(run.q), *self.rest.shape))
+        for k, q in enumerate(run.q):
+            if run.turns is not None:
+                self.turn = run.turns[k]
+            out[k] = self.place(self.pose(q), self.rest, self.rig.owner)
+        self.turn = turn
         return out
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a (3,) x b (n, 3), without np.cross's axis shuffling (its cost, at these sizes)."""
-    out = np.empty_like(b)
-    out[:, 0] = a[1] * b[:, 2] - a[2] * b[:, 1]
-    out[:, 1] = a[2] * b[:, 0] - a[0] * b[:, 2]
-    out[:, 2] = a[0] * b[:, 1] - a[1] * b[:, 0]
-    return out
+def _rotation(v: np.ndarray) -> np.ndarray:
+    """The rotation (3, 3) by the rotation vector ``v`` (its length the angle)."""
+    angle = float(np.linalg.norm(v))
+    return np.eye(3) if angle == 0.0 else axis_rotation(v / angle, angle)
 
 
 @dataclass
@@ -338,20 +352,23 @@ class Run:
     steps: int
     kinetic: np.ndarray  # (T,)
     potential: np.ndarray  # (T,)
+    turns: np.ndarray | None = None  # (T, 3, 3) a free base's orientation
 
 
 def integrate(link: Linkage, q0: np.ndarray, qd0: np.ndarray, *, seconds: float, fps: float,
               kicks=(), on_frame=None) -> Run:
-    """RK4 from (q0, qd0), recording each frame: steps of STEP_RATE / GROUND_RATE in a frame
-    near the ground, of FREE_STEP or less away from it; limits after every step; each of
+    """The motion from (q0, qd0), recording each frame; limits after every step; each of
     ``kicks`` (time, vertex indices, velocity change; Linkage.kick) at the first step from
-    its time on."""
+    its time on. A held or dropped base: RK4, steps of STEP_RATE / GROUND_RATE in a frame
+    near the ground, of FREE_STEP or less away from it. A free base: semi-implicit Euler
+    at FREE_TIMESTEP, its turn folded in after every step."""
     n = int(np.floor(seconds * fps + 1e-9)) + 1
     fine = max(1, int(np.ceil(GROUND_RATE / (STEP_RATE * fps))))
     coarse = max(1, int(np.ceil(1 / (FREE_STEP * fps))))
+    free = max(1, int(np.ceil(1 / (FREE_TIMESTEP * fps))))
     q, qd = link.limit(np.asarray(q0, float).copy(), np.asarray(qd0, float).copy())
     Q, QD = np.empty((n, len(q))), np.empty((n, len(q)))
-    kin, pot = np.empty(n), np.empty(n)
+    kin, pot, turns = np.empty(n), np.empty(n), np.empty((n, 3, 3))
     steps = 0
     kicks = sorted(kicks, key=lambda kick: kick[0])
 
@@ -360,24 +377,28 @@ def integrate(link: Linkage, q0: np.ndarray, qd0: np.ndarray, *, seconds: float,
 
     for k in range(n):
         if k:
-            sub = fine if link.near_ground(q, qd, 1 / fps) else coarse
+            sub = free if link.free else fine if link.near_ground(q, qd, 1 / fps) else coarse
             h = 1.0 / (fps * sub)
             for i in range(sub):
                 while kicks and kicks[0][0] <= (k - 1) / fps + i * h + 1e-9:
                     _, idx, dv = kicks.pop(0)
                     qd = link.kick(q, qd, idx, dv)
-                k1 = f(q, qd)
-                k2 = f(q + 0.5 * h * k1[0], qd + 0.5 * h * k1[1])
-                k3 = f(q + 0.5 * h * k2[0], qd + 0.5 * h * k2[1])
-                k4 = f(q + h * k3[0], qd + h * k3[1])
-                q = q + h / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
-                qd = qd + h / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
-                q, qd = link.limit(q, qd)
+                if link.free:
+                    qd = qd + h * link.accel(q, qd)
+                    q = q + h * qd
+                else:
+                    k1 = f(q, qd)
+                    k2 = f(q + 0.5 * h * k1[0], qd + 0.5 * h * k1[1])
+                    k3 = f(q + 0.5 * h * k2[0], qd + 0.5 * h * k2[1])
+                    k4 = f(q + h * k3[0], qd + h * k3[1])
+                    q = q + h / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+                    qd = qd + h / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+                q, qd = link.limit(link.fold(q), qd)
             steps += sub
             if not (np.isfinite(q).all() and np.isfinite(qd).all()):
                 raise FloatingPointError("the articulated motion blew up")
-        Q[k], QD[k] = q, qd
+        Q[k], QD[k], turns[k] = q, qd, link.turn
         kin[k], pot[k] = link.energy(q, qd)
         if on_frame is not None:
             on_frame(k + 1, n)
-    return Run(np.arange(n) / fps, Q, QD, steps, kin, pot)
+    return Run(np.arange(n) / fps, Q, QD, steps, kin, pot, turns if link.free else None)

@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._jit import njit
 from . import rotation, strain
-from ._jit import njit
 
 # what advance() reports back
 OK, TOO_MANY_STEPS, NOT_FINITE = 0, 1, 2

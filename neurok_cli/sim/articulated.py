@@ -224,8 +224,8 @@ class Motion:
     drop: float = 0.0  # m the base starts above the ground
     joint_speeds: list[float] = field(default_factory=list)  # rad/s or m/s, one per joint
     pushes: list[tuple[int, tuple[float, float, float], float]] = field(default_factory=list)
-    # kicks: (time, vertex indices, velocity change): the joints take the speeds that give
-    # those vertices the change as nearly as they can (least squares), the base untouched
+    # kicks: (time, vertex indices, velocity change): a push, the impulse that would change
+    # those vertices' own mass's velocity by it, taken by the whole
     kicks: list[tuple[float, np.ndarray, tuple[float, float, float]]] = field(
         default_factory=list)
     gravity: tuple[float, float, float] = (0.0, -9.81, 0.0)
@@ -439,7 +439,7 @@ def _run(xml: str, names: list[str], jointed: list[bool], verts, faces, owner, q
     for k, t in enumerate(times):
         while data.time < t - 1e-9:
             while kicks and kicks[0][0] <= data.time + 1e-9:
-                _kick(model, data, kicks.pop(0), local, owner, bodies, vadr)
+                _kick(model, data, kicks.pop(0), local, owner, bodies)
             data.xfrc_applied[:] = 0.0
             for part, dv, at in motion.pushes:
                 if at <= data.time < at + PUSH_TIME:  # the velocity change as a force
@@ -458,22 +458,25 @@ def _run(xml: str, names: list[str], jointed: list[bool], verts, faces, owner, q
                           time.perf_counter() - t0)
 
 
-def _kick(model, data, kick, local: np.ndarray, owner: np.ndarray, bodies: list[int],
-          dofs: list[int]) -> None:
-    """A velocity change of some vertices, taken by the joints (as linkage.Linkage.kick)."""
+def _kick(model, data, kick, local: np.ndarray, owner: np.ndarray, bodies: list[int]
+          ) -> None:
+    """A push on some vertices: the impulse that would change their own mass's velocity by
+    the kick's (each vertex its part's mass over its vertices), taken by the whole (as
+    linkage.Linkage.kick)."""
     import mujoco
 
-    mujoco.mj_kinematics(model, data)
+    mujoco.mj_forward(model, data)  # poses and the mass matrix of the state reached
     _, idx, dv = kick
-    rows, jacp = [], np.zeros((3, model.nv))
+    count = np.bincount(owner)
+    impulse, jacp = np.zeros(model.nv), np.zeros((3, model.nv))
     for i in idx:
         b = bodies[owner[i]]
         x = local[i] @ data.xmat[b].reshape(3, 3).T + data.xpos[b]
         mujoco.mj_jac(model, data, jacp, None, x, b)
-        rows.append(jacp[:, dofs].copy())
-    A = np.concatenate(rows)
-    change = np.linalg.lstsq(A, np.tile(to_mj(dv), len(idx)), rcond=None)[0]
-    data.qvel[dofs] += change
+        impulse += jacp.T @ to_mj(dv) * model.body_mass[b] / count[owner[i]]
+    change = np.zeros((1, model.nv))
+    mujoco.mj_solveM(model, data, change, impulse[None])  # M^-1 impulse, M factored
+    data.qvel[:] += change[0]
 
 
 def _half_height(model, data) -> np.ndarray:
