@@ -16,7 +16,6 @@ frames of animate's, then four of the engine's, per run).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -30,7 +29,7 @@ from neurok_cli.io.mesh import load_mesh
 from neurok_cli.simulate import SimulateConfig, simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from plausibility import _frames, contact_sheet  # noqa: E402
+from plausibility import _frames, report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {"chest": ROOT / "examples" / "chest.glb", "cabinet": ROOT / "examples" / "cabinet.glb"}
@@ -124,11 +123,7 @@ def main() -> None:
                 row, clips = run(name, preset, args.seconds, Path(tmp))
                 rows.append(row)
                 sheet.append((f"{name} {preset}", clips))
-    print(table(rows))  # noqa: T201
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
-    if args.sheet:
-        contact_sheet(sheet, args.sheet)
+    report(table(rows), rows, sheet, args.json, args.sheet)
 
 
 if __name__ == "__main__":

@@ -136,11 +136,17 @@ def main() -> None:
                                       Path(tmp))
                 rows.append(row)
                 sheet.append((f"{name} {preset}", clips))
-    print(table(rows))  # noqa: T201
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
-    if args.sheet:
-        contact_sheet(sheet, args.sheet)
+    report(table(rows), rows, sheet, args.json, args.sheet)
+
+
+def report(text: str, rows: list[dict], sheet: list, json_path: Path | None,
+           sheet_path: Path | None) -> None:
+    """Print the table; write the rows as JSON and the contact sheet where asked."""
+    print(text)  # noqa: T201
+    if json_path:
+        json_path.write_text(json.dumps(rows, indent=2))
+    if sheet_path:
+        contact_sheet(sheet, sheet_path)
 
 
 if __name__ == "__main__":
