@@ -385,6 +385,7 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
     t_end = time.perf_counter()
     run = motion.run
     energy = run.kinetic + run.potential
+    joints = [c for c, co in enumerate(motion.link.coords) if co.parent >= 0]
     return AnimateReport(
         output=cfg.output, category=ARTICULATED, preset=preset, frames=len(file_frames[0]),
         fps=cfg.fps, samples=1, vertices=len(asset.vertices),
@@ -402,7 +403,8 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
         material=("articulated (found; --material soft: one soft body)" if found else
                   "articulated") + f": rigid parts, density {motion.link.density:.3g} kg/m³",
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
-        ground=at.ground.json(at.drop_m), rig=joint_rows(motion))
+        ground=at.ground.json(at.drop_m), rig=joint_rows(
+            motion.link, motion.run.q[:, joints], motion.speeds[joints]))
 
 
 def _check_rig_options(cfg: AnimateConfig) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .articulation import JointSpec, Rig, connected_pieces, infer_rig
+from .articulation import JointSpec, Rig, connected_pieces, infer_rig, merged
 from .errors import UsageError
 from .io.asset import Asset, weld
 from .io.mesh import CanonicalFrame
@@ -79,22 +79,13 @@ def _closed_pieces(asset: Asset) -> np.ndarray:
     n = int(comp.max()) + 1
     face_comp = comp[faces[:, 0]]
     closed = [closed_surface(faces[face_comp == c]) for c in range(n)]
-    root = list(range(n))
-
-    def find(k):
-        while root[k] != k:
-            root[k] = root[root[k]]
-            k = root[k]
-        return k
-
     welded = asset.welded().index
-    pairs = np.unique(np.stack([welded, comp], axis=1), axis=0)
+    pairs = np.unique(np.stack([welded, comp], axis=1), axis=0)  # (position, piece)
+    joins = []
     for w in np.flatnonzero(np.bincount(pairs[:, 0]) > 1):
         shared = pairs[pairs[:, 0] == w, 1]
-        for c in shared[1:]:
-            if not (closed[shared[0]] and closed[c]):
-                root[find(c)] = find(shared[0])
-    return np.unique([find(int(c)) for c in comp], return_inverse=True)[1].reshape(-1)
+        joins += [(shared[0], c) for c in shared[1:] if not (closed[shared[0]] and closed[c])]
+    return merged(n, joins)[comp]
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -306,16 +297,16 @@ def rig_motion(start: RigStart, *, seconds: float, fps: float, on_frame=None) ->
                       "frames": time.perf_counter() - t2})
 
 
-def joint_rows(motion: RigMotion) -> list[dict]:
-    """The rig's parts with their joints, the start speed and the range each joint went."""
-    rows = motion.rig.rows()
-    for c, co in enumerate(motion.link.coords):
-        if co.parent < 0:
-            continue
-        row = rows[co.part]
-        q = motion.run.q[:, c]
-        row["joint"].update(damping=round(co.damping, 6), start_speed=float(motion.speeds[c]),
-                            moved=[float(q.min()), float(q.max())], end=float(q[-1]))
+def joint_rows(link: Linkage, q: np.ndarray, speeds: np.ndarray) -> list[dict]:
+    """The rig's parts with their joints, each joint's damping, start speed and the range
+    it went; ``q`` (T, J) and ``speeds`` (J,) the joints' own, in the rig's part order
+    (linkage's or the engine's)."""
+    rows = link.rig.rows()
+    joints = [co for co in link.coords if co.parent >= 0]
+    for k, co in enumerate(joints):
+        rows[co.part]["joint"].update(
+            damping=round(co.damping, 6), start_speed=float(speeds[k]),
+            moved=[float(q[:, k].min()), float(q[:, k].max())], end=float(q[-1, k]))
     return rows
 
 

@@ -115,13 +115,7 @@ def _vector(part: str, text: str) -> tuple[float, float, float]:
 
 def connected_pieces(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
     """Each vertex's connected piece of the surface (shared vertex indices, not positions)."""
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
-
-    n = len(vertices)
-    e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]]])
-    graph = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
-    return connected_components(graph, directed=False)[1]
+    return merged(len(vertices), np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]]]))
 
 
 @dataclass
@@ -134,19 +128,22 @@ class _Pieces:
 def _sample(vertices: np.ndarray, faces: np.ndarray, owner: np.ndarray, count: int
             ) -> list[np.ndarray]:
     """Points on each piece's surface, area-weighted, with its vertices (deterministic)."""
-    rng = np.random.default_rng(0)
-    tri = vertices[faces]
-    area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
-    pick = rng.choice(len(faces), size=count, p=area / area.sum()) if area.sum() > 0 else \
-        np.zeros(0, int)
-    u, v = rng.random((2, len(pick)))
-    flip = u + v > 1
-    u[flip], v[flip] = 1 - u[flip], 1 - v[flip]
-    pts = tri[pick, 0] + u[:, None] * (tri[pick, 1] - tri[pick, 0]) \
-        + v[:, None] * (tri[pick, 2] - tri[pick, 0])
-    face_owner = owner[faces[:, 0]]
-    return [np.concatenate([vertices[owner == p], pts[face_owner[pick] == p]])
+    from .data.geometry import sample_surface
+
+    pts, face, _ = sample_surface(vertices, faces, count, np.random.default_rng(0))
+    face_owner = owner[faces[face, 0]]
+    return [np.concatenate([vertices[owner == p], pts[face_owner == p]])
             for p in range(int(owner.max()) + 1)]
+
+
+def merged(n: int, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """(n,) the group of each of n things, those in a pair of ``pairs`` in one group."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    a = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    graph = sp.coo_matrix((np.ones(len(a)), (a[:, 0], a[:, 1])), shape=(n, n))
+    return connected_components(graph, directed=False)[1]
 
 
 def _contact(pieces: _Pieces, a: int, b: int, share: float = 1.0) -> np.ndarray:
@@ -165,13 +162,12 @@ def _spread(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.pad(s, (0, 3 - len(s))), vt
 
 
-def _slide_axis(child: np.ndarray, parent: np.ndarray, tol: float
-                ) -> tuple[np.ndarray, float, float] | None:
-    """The axis (x, y or z, signed) a part sitting in its parent sticks out along, with how
-    far it sticks out and its length along it; None if it does not sit in it so."""
+def _slide_axis(child: np.ndarray, parent: np.ndarray, tol: float) -> np.ndarray | None:
+    """The axis (x, y or z, signed) a part sitting in its parent sticks out along the most;
+    None if it does not sit in it so."""
     clo, chi = child.min(axis=0), child.max(axis=0)
     plo, phi = parent.min(axis=0), parent.max(axis=0)
-    best = None
+    best, most = None, tol
     for k in range(3):
         others = [i for i in range(3) if i != k]
         inside = all(clo[i] >= plo[i] - tol and chi[i] <= phi[i] + tol for i in others)
@@ -180,8 +176,8 @@ def _slide_axis(child: np.ndarray, parent: np.ndarray, tol: float
             # its back end inside the parent's span: in it, not standing on it
             sits = (plo[k] + tol < clo[k] < phi[k] - tol) if sign > 0 else \
                 (plo[k] + tol < chi[k] < phi[k] - tol)
-            if inside and sits and out > tol and (best is None or out > best[1]):
-                best = (sign * np.eye(3)[k], float(out), float(chi[k] - clo[k]))
+            if inside and sits and out > most:
+                best, most = sign * np.eye(3)[k], out
     return best
 
 
@@ -246,7 +242,7 @@ def _joint_between(pieces: _Pieces, child: int, parent: int, spec: JointSpec | N
         return Joint("hinge", tuple(axis), tuple(edge[1]), limits, 0.0), "touches along a line"
     slide = _slide_axis(pieces.points[child], pieces.points[parent], tol)
     if slide is not None:
-        return _slider(pieces, child, parent, slide[0]), "sits in it"
+        return _slider(pieces, child, parent, slide), "sits in it"
     return None, "touches over a patch"
 
 
@@ -353,25 +349,15 @@ def _weld_patches(pieces: _Pieces, keep: list[bool]) -> np.ndarray:
     line a hinge could turn about) joined, but for those that sit in a neighbour as a
     slider would; ``keep`` pieces stay apart."""
     tol = TOUCH * pieces.size
-    root = list(range(len(pieces.points)))
-
-    def find(k):
-        while root[k] != k:
-            k = root[k]
-        return k
-
     pairs = _touching(pieces)
     slides = set()  # pieces sitting in another as a slider would: a drawer beside a drawer
     for a, b in pairs:
         for c, p in ((a, b), (b, a)):
             if _slide_axis(pieces.points[c], pieces.points[p], tol) is not None:
                 slides.add(c)
-    for a, b in pairs:
-        if keep[a] or keep[b] or a in slides or b in slides:
-            continue
-        if _edge(pieces, a, b) is None:  # where they meet is no edge to turn about
-            root[find(b)] = find(a)
-    return np.unique([find(k) for k in range(len(root))], return_inverse=True)[1].reshape(-1)
+    return merged(len(pieces.points), [
+        (a, b) for a, b in pairs if not (keep[a] or keep[b] or a in slides or b in slides)
+        and _edge(pieces, a, b) is None])  # where they meet is no edge to turn about
 
 
 def _hang(pieces: _Pieces, names: list[str], area: np.ndarray, footprint: np.ndarray,

@@ -253,7 +253,7 @@ def _rigged(cfg: SimulateConfig, asset, frame):
 def _simulate_rig(cfg: SimulateConfig, asset, frame, rigged) -> SimulateReport:
     """An articulated object in the engine: its rig (as animate finds it) as rigid bodies on
     hinges and sliders, the base free on the ground, started as the preset starts it."""
-    from .animate_rig import engine_bodies, rig_start, to_physical
+    from .animate_rig import engine_bodies, joint_rows, rig_start, to_physical
     from .sim.articulated import Motion, run_rig
 
     at, found = rigged
@@ -276,11 +276,7 @@ def _simulate_rig(cfg: SimulateConfig, asset, frame, rigged) -> SimulateReport:
     file_frames = frame.from_canonical(frames / frame.size_m)[:, at.pieces.index]
     out = export_motion(asset, [file_frames], cfg.output, fps=cfg.fps,
                         options=replace(cfg.export, metres_per_unit=frame.size_m / frame.extent))
-    rows = rig.rows()
-    for k, p in enumerate(rig.jointed):
-        q = result.joints[:, k]
-        rows[p]["joint"].update(start_speed=speeds[k], moved=[float(q.min()), float(q.max())],
-                                end=float(q[-1]))
+    rows = joint_rows(link, result.joints, np.array(speeds))
     return SimulateReport(
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),
         welded_vertices=len(at.pieces.vertices), simulated_vertices=len(at.pieces.vertices),

@@ -30,14 +30,16 @@ def info(
 
       neurok info chair.glb --json
     """
-    from ..io.describe import describe, summary_rows
+    from ..io.describe import describe, describe_file, summary_rows
 
-    data = describe(file, up=up)
-    if not file.is_dir():
+    if file.is_dir():
+        data = describe(file, up=up)
+    else:  # a file is read once, for its facts and its joints
         from ..animate_rig import file_rig
         from ..io.mesh import load_mesh
 
-        data["rig"] = file_rig(load_mesh(file, up=up))
+        asset = load_mesh(file, up=up)
+        data = {**describe_file(asset), "rig": file_rig(asset)}
     if json_out:
         print_json(data)
         return

@@ -81,9 +81,12 @@ def describe(path: str | Path, *, up: str | None = None) -> dict:
         if up is None and "up" in recorded:
             info["up_from"] = "frames.json"
         return info
-    info = describe_asset(load_mesh(path, up=up))
-    info["frames"] = 1
-    return info
+    return describe_file(load_mesh(path, up=up))
+
+
+def describe_file(asset: Asset) -> dict:
+    """Facts about a loaded mesh file (one frame)."""
+    return {**describe_asset(asset), "frames": 1}
 
 
 def _up_text(info: dict) -> str:
