@@ -73,9 +73,7 @@ class RigFitter:
         link = self.start.link
         pts = self.points if points is None else points
         own = self.owner if owner is None else owner
-        q = np.zeros(len(link.coords))
-        q[:] = params[6:]
-        x = link.place(link.pose(q), pts, own)
+        x = link.place(link.pose(params[6:]), pts, own)
         R = Rotation.from_rotvec(params[:3]).as_matrix()
         return (x - self.centre) @ R.T + self.centre + params[3:6]
 

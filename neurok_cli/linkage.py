@@ -145,6 +145,7 @@ class Linkage:
         self.moves = np.array([[self._above(co.part, p) for co in self.coords]
                                for p in range(P)]).reshape(P, len(self.coords))
         self.hinge = np.array([co.kind == "hinge" for co in self.coords], bool)
+        self.by_part = {co.part: c for c, co in enumerate(self.coords) if co.parent >= 0}
         if not self.free:  # a held base meets the ground as it stands (a dropped one as on
             # a limit): the other parts' hulls touch it
             joint = np.array([co.parent >= 0 for co in self.coords], bool)
@@ -202,10 +203,9 @@ class Linkage:
             centre = self.centre + q[0:3]
             t[0] = centre - R[0] @ self.centre
             axis[:6], anchor[:6] = np.tile(np.eye(3), (2, 1)), centre
-        by_part = {co.part: c for c, co in enumerate(self.coords) if co.parent >= 0}
         for p in range(1, P):
             u = self.rig.parent[p]
-            c = by_part.get(p)
+            c = self.by_part.get(p)
             if c is None:
                 R[p], t[p] = R[u], t[u]
                 continue

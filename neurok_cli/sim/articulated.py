@@ -263,11 +263,11 @@ def build_xml(art: Articulated, motion: Motion, *, timestep: float = TIMESTEP) -
                              f'size="{_f(np.abs(to_mj((hi - lo) / 2)))}" '
                              f'density="{art.density:.6g}"/>')
     return _mjcf([p.name for p in art.parts], [p.parent for p in art.parts],
-                 [p.joint for p in art.parts], geoms, "", motion.gravity, timestep, True)
+                 [p.joint for p in art.parts], geoms, "", motion.gravity, timestep)
 
 
 def rig_xml(bodies: list[RigBody], density: float, *, gravity=(0.0, -9.81, 0.0),
-            free_base: bool = True, timestep: float = TIMESTEP) -> str:
+            timestep: float = TIMESTEP) -> str:
     """The MJCF model of parts given as meshes (a rig read from an asset): each closed
     piece of a part a mesh geom of its solid; an open part a shell of SHEET metres of the
     material (collisions: each geom's convex hull)."""
@@ -283,7 +283,7 @@ def rig_xml(bodies: list[RigBody], density: float, *, gravity=(0.0, -9.81, 0.0),
             geoms[-1].append(f'<geom type="mesh" mesh="{name}" density="{rho:.6g}"/>')
     return _mjcf([b.name for b in bodies], [b.parent for b in bodies],
                  [b.joint for b in bodies], geoms, "<asset>\n" + "\n".join(assets) +
-                 "\n</asset>\n", gravity, timestep, free_base)
+                 "\n</asset>\n", gravity, timestep)
 
 
 def _f(a) -> str:
@@ -322,7 +322,7 @@ def _pieces(vertices: np.ndarray, faces: np.ndarray):
         yield np.asarray(p.vertices)[used], remap[np.asarray(p.faces)], closed
 
 
-def _mjcf(names, parents, joints, geoms, assets, gravity, timestep, free_base) -> str:
+def _mjcf(names, parents, joints, geoms, assets, gravity, timestep) -> str:
     children: dict[int, list[int]] = {}
     for i, p in enumerate(parents):
         children.setdefault(p, []).append(i)
@@ -333,7 +333,7 @@ def _mjcf(names, parents, joints, geoms, assets, gravity, timestep, free_base) -
         pad = "  " * depth
         lines = [f'{pad}<body name="{names[i]}">']
         j = joints[i]
-        if j is None and free_base:
+        if j is None:  # the base: free on the ground
             lines.append(f'{pad}  <freejoint name="{names[i]}_free"/>')
         elif j is not None:
             lines.append(f'{pad}  <joint name="{names[i]}_joint" type="{j.kind}" '
@@ -388,22 +388,21 @@ def run_articulated(art: Articulated, motion: Motion, *, seconds: float, fps: fl
 
 
 def run_rig(bodies: list[RigBody], density: float, motion: Motion, *, seconds: float,
-            fps: float, free_base: bool = True) -> ArticulatedRun:
+            fps: float) -> ArticulatedRun:
     """Move a rig read from an asset from its given pose (every joint at 0), as
     :func:`run_articulated` moves a designed object."""
     verts = np.concatenate([b.vertices for b in bodies])
     offs = np.cumsum([0] + [len(b.vertices) for b in bodies])
     faces = np.concatenate([b.faces + o for b, o in zip(bodies, offs[:-1])])
     owner = np.concatenate([np.full(len(b.vertices), i) for i, b in enumerate(bodies)])
-    xml = rig_xml(bodies, density, gravity=motion.gravity, free_base=free_base)
+    xml = rig_xml(bodies, density, gravity=motion.gravity)
     jointed = [b.joint is not None for b in bodies]
     return _run(xml, [b.name for b in bodies], jointed, verts, faces, owner,
-                [0.0] * sum(jointed), motion, seconds=seconds, fps=fps, lift=False,
-                free_base=free_base)
+                [0.0] * sum(jointed), motion, seconds=seconds, fps=fps, lift=False)
 
 
 def _run(xml: str, names: list[str], jointed: list[bool], verts, faces, owner, q0,
-         motion: Motion, *, seconds: float, fps: float, lift: bool, free_base: bool = True
+         motion: Motion, *, seconds: float, fps: float, lift: bool
          ) -> ArticulatedRun:
     import time
 
@@ -416,14 +415,13 @@ def _run(xml: str, names: list[str], jointed: list[bool], verts, faces, owner, q
     idx = [i for i, j in enumerate(jointed) if j]
     adr = [model.jnt_qposadr[model.joint(f"{names[i]}_joint").id] for i in idx]
     vadr = [model.jnt_dofadr[model.joint(f"{names[i]}_joint").id] for i in idx]
-    if free_base:  # the free base: x, y, z (MuJoCo's z up), then a quaternion
-        data.qpos[2] += motion.drop
+    data.qpos[2] += motion.drop  # the free base: x, y, z (MuJoCo's z up), then a quaternion
     for a, q in zip(adr, q0, strict=True):
         data.qpos[a] = q
     for a, v in zip(vadr, motion.joint_speeds or [0.0] * len(vadr), strict=True):
         data.qvel[a] = v
     mujoco.mj_forward(model, data)
-    if lift and free_base:
+    if lift:
         # a start pose with a part below the ground (a lamp's forearm folded down) is
         # lifted onto it; the design pose stands on it
         data.qpos[2] += max(0.0, -float((data.geom_xpos[1:, 2]
