@@ -48,7 +48,8 @@ from .model.dynamics import (
     rollout,
 )
 from .model.reduced import Fit, ReducedShape, fit_quadratic, linear_modes
-from .model.skinning import Driven, smooth_weights
+from .model.rigid import infinitesimal_rotations
+from .model.skinning import Driven, point_neighbours, smooth_weights
 from .model.threads import CpuWindow, one_thread_on, torch_threads
 from .model.volume import VolumeTerm
 from .sim.conditions import Conditions, SimMaterial, pinned_by
@@ -285,7 +286,8 @@ def _decoder(model: NeurokModel, prior: Prior, sub: Subspace, obj: _Object
     """displacement(q, at): reduced coordinates q (S, k_q) -> decoded displacement
     (S, len(at), 3) in metres at the query points ``at`` (indices into the query points;
     they must include the dynamics points), with the rigid part (measured at the dynamics
-    points, or at the clamped ones; see rigid_part) removed."""
+    points, or at the clamped ones; see rigid_part) removed. With a rigid head, followed
+    by each point's rotation vector, that part's turn taken off too: (S, len(at), 6)."""
     p = next(model.parameters())
     query = _query(model, obj)
     rest_t = torch.as_tensor(obj.rest_body)
@@ -299,15 +301,19 @@ def _decoder(model: NeurokModel, prior: Prior, sub: Subspace, obj: _Object
         for chunk in q.split(DECODE_CHUNK):
             z = sub.to_latent(chunk.to(dtype=p.dtype, device=p.device))
             with torch.no_grad():
-                d = model.decode_samples(z, prior, pts)
-            outs.append(d.to(torch.float64).cpu() * obj.size)
-        d = torch.cat(outs)
+                d = model.relative_samples(z, prior, pts).to(torch.float64).cpu()
+            outs.append(torch.cat([d[..., :3] * obj.size, d[..., 3:]], -1))
+        out = torch.cat(outs)
+        d = out[..., :3]
         where = {int(j): i for i, j in enumerate(at)}
         ref_at = [where[int(j)] for j in obj.dyn_in_query[ref]]
         t, w, centre = rigid_part(d[:, ref_at], rest_t[ref], mass_t[ref])
         arm = torch.as_tensor(obj.v[obj.query_idx[at]] - obj.com) - centre
-        return d - t[:, None] - torch.cross(w[:, None].expand(-1, len(at), 3),
-                                            arm.expand(len(d), -1, -1), dim=-1)
+        d = d - t[:, None] - torch.cross(w[:, None].expand(-1, len(at), 3),
+                                         arm.expand(len(d), -1, -1), dim=-1)
+        if out.shape[-1] == 3:
+            return d
+        return torch.cat([d, out[..., 3:] - w[:, None]], -1)
 
     return displacement
 
@@ -324,7 +330,7 @@ def _shape_map(model: NeurokModel, prior: Prior, sub: Subspace, obj: _Object,
     k_edge = cfg.stiffness * cfg.material.young * volume / float((length**2).sum())
     if cfg.basis == "decoder":
         displacement = _decoder(model, prior, sub, obj)
-        fit = fit_quadratic(lambda q: displacement(q, obj.dyn_in_query),
+        fit = fit_quadratic(lambda q: displacement(q, obj.dyn_in_query)[..., :3],
                             torch.as_tensor(rest), k_q, radius=cfg.fit_radius, generator=gen)
         everywhere = np.arange(len(obj.query_idx))
         decode = lambda q: displacement(q, everywhere)  # noqa: E731
@@ -450,11 +456,22 @@ def _with_bends(fit: Fit, displacement_all, m: int, obj: _Object, edges: np.ndar
     carried = drive(fields, idx, w)  # (m + m m, Qall, 3)
     carried[:, torch.as_tensor(obj.dyn_in_query)] = fields
 
+    turned = None  # a rigid head's rotations: the modes' own, to first order
+
     def displacement(q: torch.Tensor) -> torch.Tensor:
+        nonlocal turned
         b = q[:, k:]
         terms = torch.cat([b, 0.5 * (b[:, :, None] * b[:, None, :]).reshape(len(q), m * m)],
                           -1)
-        return displacement_all(q[:, :k]) + torch.einsum("sm,mpi->spi", terms, carried)
+        out = displacement_all(q[:, :k])
+        bent = out[..., :3] + torch.einsum("sm,mpi->spi", terms, carried)
+        if out.shape[-1] == 3:
+            return bent
+        if turned is None:
+            turned = infinitesimal_rotations(torch.as_tensor(v[query_idx]),
+                                             carried[:m], point_neighbours(
+                                                 torch.as_tensor(v[query_idx])))
+        return torch.cat([bent, out[..., 3:] + torch.einsum("sm,mpi->spi", b, turned)], -1)
 
     return Fit(bent, fit.residual), displacement
 
@@ -489,7 +506,9 @@ def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _O
     v, faces, com, size, pinned_v = obj.v, obj.faces, obj.com, obj.size, obj.pinned
     dyn_in_query, query_idx = obj.dyn_in_query, obj.query_idx
     T, S, k = roll.q.shape
-    disp = displacement_all(roll.q.reshape(T * S, k))  # (T*S, Qall, 3) metres
+    disp = displacement_all(roll.q.reshape(T * S, k))  # (T*S, Qall, 3 or 6) metres
+    turns = disp[..., 3:].reshape(T, S, -1, 3) if disp.shape[-1] == 6 else None
+    disp = disp[..., :3]
     approx = shape.positions(roll.q.reshape(T * S, k)) - shape.rest
     exact = disp[:, dyn_in_query]
     residual = float((approx - exact).pow(2).mean().sqrt()) / size  # fraction of the size
@@ -502,7 +521,6 @@ def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _O
                                    fixed=torch.as_tensor(pinned_v[query_idx]))
         disp = x - rest_q
     moved = (rest_q + disp.to(torch.float64)).view(T, S, -1, 3)
-    skin = driven.skin
     R = roll.rotation.reshape(T, S, 3, 3).to(torch.float64)
     shift = torch.as_tensor(com) + roll.translation.reshape(T, S, 3).to(torch.float64)
     hold = _pin_hold(obj)
@@ -513,9 +531,14 @@ def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _O
         t1 = min(t0 + step, T)
         # the frame's turn and shift ride in the skinning's per-point maps; one motion's
         # vertices are written straight into the result
-        x = skin(moved[t0:t1].reshape(-1, moved.shape[2], 3), R[t0:t1].reshape(-1, 3, 3),
-                 shift[t0:t1].reshape(-1, 3), out=torch.from_numpy(out[0, t0:t1]) if S == 1
-                 else None)  # ((t1-t0)*S, N, 3)
+        frame = (moved[t0:t1].reshape(-1, moved.shape[2], 3), R[t0:t1].reshape(-1, 3, 3),
+                 shift[t0:t1].reshape(-1, 3))
+        into = torch.from_numpy(out[0, t0:t1]) if S == 1 else None
+        if turns is None:  # the points' local maps fitted to their neighbourhoods
+            x = driven.skin(*frame, out=into)  # ((t1-t0)*S, N, 3)
+        else:  # the rigid head's transforms, blended
+            x = driven.blend(frame[0], turns[t0:t1].reshape(-1, turns.shape[2], 3),
+                             *frame[1:], out=into)
         if S > 1:
             out[:, t0:t1] = x.numpy().reshape(t1 - t0, S, len(v), 3).transpose(1, 0, 2, 3)
         if hold is not None:  # pinned vertices exactly at rest; the correction fades

@@ -139,12 +139,14 @@ def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
 
 
 def as_animated(shapes: np.ndarray, rest: np.ndarray, faces: np.ndarray, n_query: int,
-                limit: float | None = None, seed: int = 0) -> np.ndarray:
+                limit: float | None = None, seed: int = 0, turns: np.ndarray | None = None
+                ) -> np.ndarray:
     """Decoded shapes (B, N, 3) as ``neurok animate`` makes a mesh of them: only the
     n_query farthest-point driving points' displacements are kept (the decoder treats
     every query point on its own, so these are what it gives there), kept within the strain
     ``limit`` on the driving points' graph where one is given, and carried to the vertices
-    by locally affine skinning (model.skinning)."""
+    by locally affine skinning (model.skinning), or, given a rigid head's rotation vectors
+    ``turns`` (B, N, 3), by blending the points' rigid transforms (model.rigid)."""
     q = farthest_point_sample(rest, min(n_query, len(rest)), generator=seed).numpy()
     rv = torch.as_tensor(rest, dtype=torch.float64)
     rq = rv[torch.as_tensor(q)]
@@ -152,10 +154,22 @@ def as_animated(shapes: np.ndarray, rest: np.ndarray, faces: np.ndarray, n_query
     at = torch.as_tensor(shapes[:, q], dtype=torch.float64)
     if limit is not None:
         at, _ = driven.limited(at, limit)
+    if turns is not None:
+        return driven.blend(at, torch.as_tensor(turns[:, q], dtype=torch.float64)).numpy()
     return driven.skin(at).numpy()
 
 
 RECON_FRAMES = 8  # frames per sequence whose posterior means plausibility decodes
+
+
+def _decode_all(model: NeurokModel, z: torch.Tensor, prior, query: torch.Tensor
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+    """n latents of one object decoded at query (1, N, 3): displacements (n, N, 3) and, with
+    a rigid head, rotation vectors (n, N, 3) (else None), float64."""
+    if not model.cfg.rigid:
+        return model.decode_samples(z, prior, query).cpu().numpy().astype(np.float64), None
+    d, turn = model.decode_samples_rigid(z, prior, query)
+    return (d.cpu().numpy().astype(np.float64), turn.cpu().numpy().astype(np.float64))
 
 
 def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
@@ -173,8 +187,9 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     "limited_samples" are the samples within it, as ``neurok animate`` decodes frames
     (:func:`as_animated`). "skinned_samples" and "skinned_reconstructions" are the samples
     and reconstructions made into meshes as ``animate`` makes them, without the limit: the
-    driving points' displacements carried to the vertices by locally affine skinning,
-    where the rest decode every vertex on its own."""
+    driving points' displacements carried to the vertices by locally affine skinning (with
+    a rigid head: the points' rigid transforms blended), where the rest decode every vertex
+    on its own."""
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed))
     dev = next(model.parameters()).device
     mc = model.cfg
@@ -214,26 +229,27 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
                                                torch.as_tensor(np.asarray(delta, np.float32),
                                                                device=dev), prior.repeat(n))
             draws.append(z_seen)
-            shapes = []
+            shapes, turns = [], []  # turns: a rigid head's rotation vectors, else None
             for z in draws:
-                d = model.decode_samples(z, prior, t(vc))
-                shapes.append(vc + d.cpu().numpy().astype(np.float64))
-        recon = shapes.pop()
+                d, turn = _decode_all(model, z, prior, t(vc))
+                shapes.append(vc + d)
+                turns.append(turn)
+        recon, recon_turns = shapes.pop(), turns.pop()
         nans += int((~np.isfinite(shapes[0])).any(axis=(1, 2)).sum())
         edges = mesh_edges(entry.faces)
         v0 = closed_volume(vc, entry.faces)
         solid = cat in ("soft", "beam") and v0 > 0  # an articulated object's boxes overlap
         pairs = [(rows_model, shapes[0]), (rows_data, frames[1:]), (rows_recon, recon),
                  (rows_skin, as_animated(shapes[0], vc, entry.faces, mc.n_query,
-                                         seed=cfg.seed)),
+                                         seed=cfg.seed, turns=turns[0])),
                  (rows_skin_recon, as_animated(recon, vc, entry.faces, mc.n_query,
-                                               seed=cfg.seed))]
+                                               seed=cfg.seed, turns=recon_turns))]
         if len(shapes) > 1:
             pairs.append((rows_unit, shapes[1]))
         limit = strain_limit(bundle_config or {}, cat)
         if limit is not None:
             pairs.append((rows_limited, as_animated(shapes[0], vc, entry.faces, mc.n_query,
-                                                    limit, cfg.seed)))
+                                                    limit, cfg.seed, turns[0])))
         for rows, x in pairs:
             s = edge_strain(vc, x, edges)
             row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99)),

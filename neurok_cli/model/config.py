@@ -40,6 +40,11 @@ class ModelConfig:
     # delta_scale) plus relative_floor^2, so a beam's 1 % bend counts as much as a cloth's
     # fold; 0: every displacement alike (the paper's)
     relative_floor: float = 0.0
+    # the decoder's head: False, a displacement per point (3 outputs); True, a rigid
+    # transform per point (its displacement and a rotation vector, 6 outputs; model/rigid.py)
+    # from which mesh vertices are blended
+    rigid: bool = False
+    rigid_weight: float = 1.0  # weight of the rotations' term of the loss (rigid head only)
 
     def __post_init__(self) -> None:
         positive = ("width", "depth", "heads", "latent_tokens", "latent_dim", "fourier_bands",
@@ -60,9 +65,12 @@ class ModelConfig:
         if not 0.0 <= self.dropout < 1.0:
             raise UsageError(f"model config: dropout must be in [0, 1), got {self.dropout}")
         if (self.mlp_ratio <= 0 or self.delta_scale <= 0 or self.kl_weight < 0
-                or self.strain_weight < 0 or self.relative_floor < 0):
+                or self.strain_weight < 0 or self.relative_floor < 0
+                or self.rigid_weight < 0):
             raise UsageError("model config: mlp_ratio and delta_scale must be > 0, kl_weight, "
-                             "strain_weight and relative_floor >= 0")
+                             "strain_weight, relative_floor and rigid_weight >= 0")
+        if not isinstance(self.rigid, bool):
+            raise UsageError(f"model config: rigid must be true or false, got {self.rigid!r}")
 
 
 MODEL_SIZES: dict[str, ModelConfig] = {

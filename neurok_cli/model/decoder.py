@@ -26,7 +26,7 @@ class Decoder(nn.Module):
         self.blocks = nn.ModuleList(
             AdaLNCrossBlock(D, cfg.heads, cfg.mlp_ratio, C, cfg.dropout)
             for _ in range(cfg.depth))
-        self.final = AdaLNFinal(D, C, 3)
+        self.final = AdaLNFinal(D, C, 6 if cfg.rigid else 3)
         self.finish_init()
 
     def finish_init(self) -> None:
@@ -39,7 +39,8 @@ class Decoder(nn.Module):
             nn.init.zeros_(layer.bias)
 
     def forward(self, z: Tensor, tokens: Tensor, query: Tensor) -> Tensor:
-        """z (B, k) or (B, Q, k) per point, tokens (B, L, D), query (B, Q, 3) -> (B, Q, 3).
+        """z (B, k) or (B, Q, k) per point, tokens (B, L, D), query (B, Q, 3) -> (B, Q, 3),
+        or (B, Q, 6) with a rigid head (the displacement, then the rotation vector).
 
         Tokens and query may have one batch row for all B latents (the frames of one
         object): what does not depend on z (the queries' embedding, the tokens' keys and
@@ -48,4 +49,4 @@ class Decoder(nn.Module):
         x = self.in_proj(self.embed(query))  # (B or 1, Q, D)
         for block in self.blocks:
             x = block(x, tokens, c)
-        return self.final(x, c)  # (B, Q, 3)
+        return self.final(x, c)  # (B, Q, 3 or 6)

@@ -20,6 +20,7 @@ from .config import ModelConfig
 from .decoder import Decoder
 from .encoder import PosteriorEncoder, Prior, PriorEncoder
 from .layers import init_weights
+from .rigid import offset_error
 
 BATCH_KEYS = ("points", "normals", "delta_points", "query", "delta_query")
 
@@ -52,6 +53,13 @@ def edge_strain(rest: Tensor, delta_hat: Tensor, delta: Tensor, neighbours: int)
     return change.pow(2).mean(dim=(1, 2))
 
 
+def _exact_rest(delta: Tensor, z: Tensor, mu: Tensor) -> Tensor:
+    """``delta`` (B, Q, C) of latents z (B, k) against the prior mean mu: rows with z == mu
+    are 0 in exact arithmetic; any rounding is removed there, the gradient kept."""
+    same = (z == mu).all(dim=-1)[:, None, None]
+    return torch.where(same, delta - delta.detach(), delta)
+
+
 class NeurokModel(nn.Module):
     """Transformer conditional VAE over an object's deformed states (see DESIGN.md §2)."""
 
@@ -65,6 +73,17 @@ class NeurokModel(nn.Module):
         for module in self.modules():  # adaLN-Zero etc.: redo what init_weights overwrote
             if hasattr(module, "finish_init"):
                 module.finish_init()
+
+    def load_grown(self, state: Mapping[str, Tensor]) -> None:
+        """Load parameters, a displacement head's into a rigid head too: the rotation
+        outputs' weights start at 0, so the model decodes the given one's displacements
+        and no rotation anywhere until it is trained."""
+        state = dict(state)
+        for key in ("decoder.final.linear.weight", "decoder.final.linear.bias"):
+            own = self.state_dict()[key]
+            if key in state and state[key].shape[0] == 3 and own.shape[0] == 6:
+                state[key] = torch.cat([state[key], torch.zeros_like(state[key])])
+        self.load_state_dict(state)
 
     def num_parameters(self) -> int:
         """Number of parameters (float32 bytes = 4x this)."""
@@ -85,13 +104,19 @@ class NeurokModel(nn.Module):
         -> (mu_q, logvar_q), each (B, k): q(z | δ, M0) = N(mu_q, diag(exp(logvar_q)))."""
         return self.posterior_encoder(points, normals, delta, prior)
 
-    def field(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
-        """The raw decoder F(z, M0) (canonical units), without the rest-shape offset.
+    def output(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
+        """The raw decoder F(z, M0) (canonical units), without the rest-shape offset: the
+        displacement (B, Q, 3), followed with a rigid head by the rotation vector (radians),
+        (B, Q, 6). z (B, k) or (B, Q, k) one latent per query point, query (B, Q, 3); a
+        prior and query of one object (batch 1) serve all B latents."""
+        out = self.decoder(z, prior.tokens, query)
+        if not self.cfg.rigid:
+            return out * self.cfg.delta_scale
+        return torch.cat([out[..., :3] * self.cfg.delta_scale, out[..., 3:]], -1)
 
-        z (B, k) or (B, Q, k) one latent per query point, query (B, Q, 3) -> (B, Q, 3);
-        a prior and query of one object (batch 1) serve all B latents.
-        """
-        return self.decoder(z, prior.tokens, query) * self.cfg.delta_scale
+    def field(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
+        """The raw decoder's displacement (B, Q, 3) (see :meth:`output`)."""
+        return self.output(z, prior, query)[..., :3]
 
     def decode(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
         """Displacement at query points: F(z) - F(prior.mu), so decode(prior.mu) == 0 exactly.
@@ -99,16 +124,25 @@ class NeurokModel(nn.Module):
         z (B, k), query (B, Q, 3) -> delta_hat (B, Q, 3). For n samples per object, pass
         ``z.reshape(n * B, k)`` with ``prior.repeat(n)`` and ``query.repeat(n, 1, 1)``.
         """
+        return self.relative(z, prior, query)[..., :3]
+
+    def decode_rigid(self, z: Tensor, prior: Prior, query: Tensor) -> tuple[Tensor, Tensor]:
+        """A rigid head's transforms at query points: the displacement and the rotation
+        vector relative to the rest shape, each (B, Q, 3), both 0 at prior.mu (as
+        :meth:`decode`)."""
+        out = self._rigid_only(self.relative(z, prior, query))
+        return out[..., :3], out[..., 3:]
+
+    def relative(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
+        """:meth:`output` at z less :meth:`output` at prior.mu, (B, Q, 3 or 6), exactly 0
+        for rows with z == prior.mu (see :meth:`decode` for the shapes)."""
         B = prior.batch_size
         if z.dim() != 2 or z.shape[0] != B or query.shape[0] != B:
             raise UsageError(f"decode: z must be ({B}, k) and query ({B}, Q, 3) for a prior of "
                              f"{B} objects, got {tuple(z.shape)} and {tuple(query.shape)}")
         both = Prior(prior.tokens.repeat(2, 1, 1), prior.mu.repeat(2, 1))
-        out = self.field(torch.cat([z, prior.mu.to(z.dtype)]), both, query.repeat(2, 1, 1))
-        delta = out[:B] - out[B:]  # (B, Q, 3)
-        # Rows with z == mu are 0 in exact arithmetic: remove any rounding, keep the gradient.
-        same = (z == prior.mu).all(dim=-1)[:, None, None]
-        return torch.where(same, delta - delta.detach(), delta)
+        out = self.output(torch.cat([z, prior.mu.to(z.dtype)]), both, query.repeat(2, 1, 1))
+        return _exact_rest(out[:B] - out[B:], z, prior.mu)
 
     def decode_samples(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
         """``decode`` for n latents of one object, F(prior.mu) evaluated once rather than
@@ -117,14 +151,29 @@ class NeurokModel(nn.Module):
 
         z (n, k), a prior of one object, query (1, Q, 3) -> delta_hat (n, Q, 3).
         """
+        return self.relative_samples(z, prior, query)[..., :3]
+
+    def decode_samples_rigid(self, z: Tensor, prior: Prior, query: Tensor
+                             ) -> tuple[Tensor, Tensor]:
+        """:meth:`decode_rigid` for n latents of one object (see :meth:`decode_samples`):
+        displacements and rotation vectors (n, Q, 3) each."""
+        out = self._rigid_only(self.relative_samples(z, prior, query))
+        return out[..., :3], out[..., 3:]
+
+    def relative_samples(self, z: Tensor, prior: Prior, query: Tensor) -> Tensor:
+        """:meth:`relative` for n latents of one object, (n, Q, 3 or 6)."""
         if prior.batch_size != 1 or query.shape[0] != 1 or z.dim() != 2:
             raise UsageError(f"decode_samples: one object and z (n, k), got a prior of "
                              f"{prior.batch_size}, query {tuple(query.shape)}, z "
                              f"{tuple(z.shape)}")
-        base = self.field(prior.mu.to(z.dtype), prior, query)  # (1, Q, 3)
-        delta = self.field(z, prior, query) - base  # tokens and query shared by the n
-        same = (z == prior.mu).all(dim=-1)[:, None, None]
-        return torch.where(same, delta - delta.detach(), delta)
+        base = self.output(prior.mu.to(z.dtype), prior, query)  # (1, Q, C)
+        return _exact_rest(self.output(z, prior, query) - base, z, prior.mu)
+
+    def _rigid_only(self, out: Tensor) -> Tensor:
+        if not self.cfg.rigid:
+            raise UsageError("this model's decoder has no rigid head (model config rigid: "
+                             "false); it decodes displacements only")
+        return out
 
     def jacobian(self, z: Tensor, prior: Prior, query: Tensor, *,
                  create_graph: bool = False) -> Tensor:
@@ -157,18 +206,22 @@ class NeurokModel(nn.Module):
 
             loss_b = ( sum(e^2) / s^2 + kl_weight * KL(q || N(mu_prior, I)) ) / (3 Q)
                      + strain_weight * (mean edge strain^2, see :func:`edge_strain`)
+                     + rigid_weight * (rotations' error, see :func:`.rigid.offset_error`)
 
         i.e. the paper's ||δ - δ̂||^2 + λ KL on displacements in units of s, divided by the
         number of coordinates so that the value is O(1) whatever Q, plus (ours, off by
         default) a term on the change of length of the short edges between query points,
-        which an L2 error on displacements lets through as wrinkles and stretch. With
+        which an L2 error on displacements lets through as wrinkles and stretch, and with a
+        rigid head a term on how far each point's decoded rotation is from carrying its
+        neighbours to their targets. With
         relative_floor r > 0 (ours, off by default) loss_b is divided by
         mean(delta_query^2) / s^2 + r^2: each object's error relative to its own deformation,
         so that small deformations (a beam's bend) count as much as large ones. z_q is a
         reparameterised posterior sample in training mode and the posterior mean in eval
         mode. Returns the (weighted) mean over objects and stats: loss, recon (MSE per
         coordinate, canonical units^2), kl (nats per object), rmse (sqrt of recon) and, when
-        strain_weight > 0, strain (RMS edge strain of the decoded against the target shape).
+        strain_weight > 0, strain (RMS edge strain of the decoded against the target shape);
+        with a rigid head, turn (the RMS of the rotations' relative offset error).
         """
         self._check_batch(batch)
         query, target = batch["query"], batch["delta_query"]
@@ -178,7 +231,8 @@ class NeurokModel(nn.Module):
         z = mu_q
         if self.training:
             z = mu_q + torch.randn_like(mu_q) * (0.5 * logvar_q).exp()
-        decoded = self.decode(z, prior, query)
+        out = self.relative(z, prior, query)
+        decoded = out[..., :3]
         err = decoded - target  # (B, Q, 3)
         recon = err.pow(2).mean(dim=(1, 2))  # (B,)
         kl = kl_divergence(mu_q, logvar_q, prior.mu)  # (B,)
@@ -187,6 +241,10 @@ class NeurokModel(nn.Module):
         if self.cfg.strain_weight > 0:
             strain = edge_strain(query, decoded, target, self.cfg.strain_neighbours)  # (B,)
             per_object = per_object + self.cfg.strain_weight * strain
+        turn = None
+        if self.cfg.rigid:  # each point's rotation must carry its neighbours where they go
+            turn = offset_error(query, target, out[..., 3:], self.cfg.strain_neighbours)
+            per_object = per_object + self.cfg.rigid_weight * turn
         if self.cfg.relative_floor > 0:  # the whole term (recon and KL keep their balance)
             own = target.pow(2).mean(dim=(1, 2)) / self.cfg.delta_scale**2
             per_object = per_object / (own + self.cfg.relative_floor**2)
@@ -201,6 +259,8 @@ class NeurokModel(nn.Module):
                      "kl": float((weight * kl).sum()), "rmse": recon_mean**0.5}
             if strain is not None:
                 stats["strain"] = float((weight * strain).sum()) ** 0.5
+            if turn is not None:
+                stats["turn"] = float((weight * turn).sum()) ** 0.5
         return total, stats
 
     def _check_batch(self, batch: Mapping[str, Tensor]) -> None:

@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 
 from ..errors import UsageError
+from .rigid import blend_vertices
 from .rotation import nearest_rotation
 from .strain import driving_graph, limit_strain, mesh_edges
 
@@ -151,18 +152,44 @@ class Skin:
 class Driven:
     """A mesh driven by points, as ``animate`` makes one (and ``eval`` measures it): its
     :class:`Skin`, and the strain limit on the points' own graph (the mesh's edges between
-    the points nearest their ends), so its cost does not grow with the mesh."""
+    the points nearest their ends), so its cost does not grow with the mesh. Where the
+    points carry rotations (a rigid head), :meth:`blend` moves the vertices by the points'
+    rigid transforms instead of fitted local maps."""
 
     skin: Skin
     nearest: np.ndarray  # (N,) each vertex's nearest driving point
     faces: np.ndarray  # (F, 3) the mesh's
+    vertices: Tensor  # (N, 3) at rest
+    idx: Tensor  # (N, k) each vertex's points and their smooth weights
+    w: Tensor
 
     @classmethod
     def of(cls, vertices: Tensor, points: Tensor, faces: np.ndarray) -> Driven:
         """Rest ``vertices`` (N, 3) on rest driving ``points`` (Q, 3), float64."""
         idx, w = smooth_weights(vertices, points)
-        return cls(Skin(vertices, points, idx, w.to(torch.float64), point_neighbours(points)),
-                   idx[:, 0].numpy(), faces)
+        w = w.to(torch.float64)
+        return cls(Skin(vertices, points, idx, w, point_neighbours(points)),
+                   idx[:, 0].numpy(), faces, vertices, idx, w)
+
+    def blend(self, moved: Tensor, turns: Tensor, rotation: Tensor | None = None,
+              shift: Tensor | None = None, out: Tensor | None = None) -> Tensor:
+        """Vertices (B, N, 3) from the points ``moved`` (B, Q, 3) and their rotation
+        vectors ``turns`` (B, Q, 3) relative to rest, blended as dual quaternions
+        (model/rigid.py), _CHUNK frames at a time; then turned and moved as in
+        :meth:`Skin.__call__`."""
+        p = self.skin.p.to(moved.dtype)
+        B, N = len(moved), len(self.vertices)
+        if out is None:
+            out = torch.empty(B, N, 3, dtype=moved.dtype, device=moved.device)
+        for s in range(0, B, _CHUNK):
+            x = blend_vertices(self.vertices.to(moved.dtype), p, moved[s:s + _CHUNK] - p,
+                               turns[s:s + _CHUNK].to(moved.dtype), self.idx, self.w)
+            if rotation is not None:
+                x = x @ rotation[s:s + _CHUNK].to(moved.dtype).transpose(1, 2)
+            if shift is not None:
+                x = x + shift[s:s + _CHUNK].to(moved.dtype)[:, None]
+            out[s:s + len(x)] = x
+        return out
 
     def limited(self, moved: Tensor, limit: float, fixed: Tensor | None = None
                 ) -> tuple[Tensor, int]:

@@ -48,8 +48,10 @@ from .checkpoint import (
 
 Progress = Callable[[int, int, str | None], None]
 BUNDLE = "bundle"
-# model fields a run started from a bundle (``init``) may change: they weigh the loss only
-TUNABLE = ("kl_weight", "strain_weight", "strain_neighbours", "relative_floor", "dropout")
+# model fields a run started from a bundle (``init``) may change: they weigh the loss, or
+# (rigid) add the decoder's rotation outputs, which start at 0 (NeurokModel.load_grown)
+TUNABLE = ("kl_weight", "strain_weight", "strain_neighbours", "relative_floor", "dropout",
+           "rigid", "rigid_weight")
 # fields that define the optimisation: a resumed run must keep them to continue exactly
 LOCKED = ("size", "init", "sampling", "batch", "lr", "lr_final", "warmup", "weight_decay",
           "grad_clip", "seed", "bf16")
@@ -264,7 +266,7 @@ class _Run:
         self.model = NeurokModel(model_cfg).to(device)
         if cfg.init and not cfg.resume:
             start, _ = load_bundle(cfg.init, device="cpu")
-            self.model.load_state_dict(start.state_dict())
+            self.model.load_grown(start.state_dict())
         self.opt = _optimizer(self.model, cfg)
         self.step, self.wall0, self.records = 0, 0.0, []
         if cfg.resume:
@@ -328,7 +330,7 @@ class _Run:
         self.window.append({**stats, "grad_norm": norm, "lr": lr})
 
     def log_train(self) -> dict:
-        keys = [k for k in ("loss", "recon", "kl", "rmse", "strain", "grad_norm")
+        keys = [k for k in ("loss", "recon", "kl", "rmse", "strain", "turn", "grad_norm")
                 if k in self.window[0]]
         finite = [w for w in self.window if math.isfinite(w["grad_norm"])] or self.window
         mean = {k: float(np.mean([w[k] for w in finite])) for k in keys}
