@@ -15,9 +15,11 @@ taken with a non-negative real part, lie in one hemisphere and need no sign alig
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import Tensor
 
+from .._jit import njit
 from ..errors import UsageError
 
 _TINY = 1e-12
@@ -67,6 +69,34 @@ def dual_quaternions(points: Tensor, shift: Tensor, omega: Tensor) -> Tensor:
     return torch.cat([real, 0.5 * _mul(pure, real)], -1)
 
 
+@njit(cache=True)
+def _blend_apply(dq, idx, w, v, out):
+    """:func:`blend_vertices` in machine code: each vertex's weighted sum of its points'
+    dual quaternions dq (B, Q, 8) (idx, w (N, k)), normalised and applied to v (N, 3) ->
+    out (B, N, 3)."""
+    q = np.empty(8)
+    for b in range(dq.shape[0]):
+        for i in range(idx.shape[0]):
+            q[:] = 0.0
+            for j in range(idx.shape[1]):
+                wij, p = w[i, j], idx[i, j]
+                for c in range(8):
+                    q[c] += wij * dq[b, p, c]
+            n = max(np.sqrt(q[0] ** 2 + q[1] ** 2 + q[2] ** 2 + q[3] ** 2), _TINY)
+            qw, x, y, z = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+            a, ax, ay, az = q[4] / n, q[5] / n, q[6] / n, q[7] / n
+            tx = 2.0 * (qw * ax - a * x + y * az - z * ay)  # vector part of 2 d r*
+            ty = 2.0 * (qw * ay - a * y + z * ax - x * az)
+            tz = 2.0 * (qw * az - a * z + x * ay - y * ax)
+            px, py, pz = v[i, 0], v[i, 1], v[i, 2]
+            cx = y * pz - z * py + qw * px  # (x, y, z) x p + w p
+            cy = z * px - x * pz + qw * py
+            cz = x * py - y * px + qw * pz
+            out[b, i, 0] = px + 2.0 * (y * cz - z * cy) + tx
+            out[b, i, 1] = py + 2.0 * (z * cx - x * cz) + ty
+            out[b, i, 2] = pz + 2.0 * (x * cy - y * cx) + tz
+
+
 def apply_blend(blend: Tensor, vertices: Tensor) -> Tensor:
     """Blended dual quaternions (B, N, 8), one per vertex, applied to the rest ``vertices``
     (N, 3) after normalising -> (B, N, 3)."""
@@ -92,6 +122,13 @@ def blend_vertices(vertices: Tensor, points: Tensor, shift: Tensor, omega: Tenso
         raise UsageError(f"blend_vertices: shift and omega must be (B, {len(points)}, 3), "
                          f"got {tuple(shift.shape)} and {tuple(omega.shape)}")
     dq = dual_quaternions(points.to(shift.dtype), shift, omega)  # (B, Q, 8)
+    if (dq.dtype == torch.float64 and dq.device.type == "cpu"
+            and not (torch.is_grad_enabled() and dq.requires_grad)):
+        # compiled: no (B, N, k, 8) gather (100k vertices, 121 frames: 5.9 s -> ~1 s)
+        out = np.empty((len(dq), len(vertices), 3))
+        _blend_apply(dq.detach().numpy(), idx.numpy(), w.to(torch.float64).numpy(),
+                     np.ascontiguousarray(vertices.detach().to(torch.float64).numpy()), out)
+        return torch.from_numpy(out)
     blend = (w.to(dq.dtype)[None, :, :, None] * dq[:, idx]).sum(2)  # (B, N, 8)
     return apply_blend(blend, vertices)
 

@@ -181,8 +181,9 @@ class Driven:
         B, N = len(moved), len(self.vertices)
         if out is None:
             out = torch.empty(B, N, 3, dtype=moved.dtype, device=moved.device)
+        v = self.vertices.to(moved.dtype)
         for s in range(0, B, _CHUNK):
-            x = blend_vertices(self.vertices.to(moved.dtype), p, moved[s:s + _CHUNK] - p,
+            x = blend_vertices(v, p, moved[s:s + _CHUNK] - p,
                                turns[s:s + _CHUNK].to(moved.dtype), self.idx, self.w)
             if rotation is not None:
                 x = x @ rotation[s:s + _CHUNK].to(moved.dtype).transpose(1, 2)

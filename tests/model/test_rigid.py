@@ -126,6 +126,19 @@ def test_infinitesimal_rotations_of_a_small_turn_and_of_a_sheets_bend():
     assert got[inner][:, [0, 1]].abs().max() < 2.5e-4
 
 
+def test_driven_blend_is_the_per_vertex_blend():
+    points, vertices = _grid(30)
+    driven = Driven.of(vertices, points, faces=torch.zeros(0, 3, dtype=torch.long).numpy())
+    g = torch.Generator().manual_seed(6)
+    moved = points + 0.05 * torch.randn(20, 30, 3, generator=g, dtype=f64)
+    turns = 0.3 * torch.randn(20, 30, 3, generator=g, dtype=f64)
+    # with a gradient to keep, the blend runs in torch; without, compiled
+    want = blend_vertices(vertices, points, (moved - points).requires_grad_(), turns,
+                          driven.idx, driven.w)
+    assert want.requires_grad
+    assert torch.allclose(driven.blend(moved, turns), want.detach(), atol=1e-12)
+
+
 def test_driven_blend_with_no_rotation_is_a_smooth_average_of_the_points_motion():
     points, vertices = _grid(30)
     driven = Driven.of(vertices, points, faces=torch.zeros(0, 3, dtype=torch.long).numpy())
