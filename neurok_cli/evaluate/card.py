@@ -38,7 +38,9 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
         f"- architecture: width {model['width']}, depth {model['depth']}, heads "
         f"{model['heads']}, {model['latent_tokens']} latent tokens, latent size "
         f"{model['latent_dim']}, {model['n_points']} surface samples, {model['n_query']} "
-        "driving points",
+        "driving points" + (", a rigid head (a rotation per driving point beside its "
+                            "displacement; vertices blend the points' rigid transforms as "
+                            "dual quaternions)" if model.get("rigid") else ""),
         f"- parameters: {params:,} (`model.safetensors`, {size_mb:.1f} MB, sha256 "
         f"`{config['checksums']['model.safetensors']}`)", "",
         "## Data", "",
@@ -86,8 +88,11 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                      "the bundle's strain limit (calibration below), as `neurok animate` "
                      "decodes frames" if lim else "")
                   + ("; \"skinned\": made into meshes as `neurok animate` makes them, the "
-                     "driving points' displacements carried to the vertices by locally affine "
-                     "skinning (no strain limit), where the other rows decode every vertex on "
+                     + ("driving points' rigid transforms (the rigid head's rotation and "
+                        "displacement) blended as dual quaternions at the vertices"
+                        if model.get("rigid") else "driving points' displacements carried "
+                        "to the vertices by locally affine skinning")
+                     + " (no strain limit), where the other rows decode every vertex on "
                      "its own" if sk else "") + ":", "", head]
         for key, label in (("strain_mean", "mean edge strain"),
                            ("strain_p99", "99th pct edge strain"),

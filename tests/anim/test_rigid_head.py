@@ -16,12 +16,17 @@ from neurok_cli.sim.conditions import Conditions, Impulse
 
 @pytest.fixture(scope="module")
 def models():
-    """The shipped displacement model, and the same grown a rigid head whose rotations are
-    all 0 (as a fine-tune starts)."""
-    plain, _ = load_bundle(resolve_weights("neurok-base"), "cpu")
-    rigid = NeurokModel(model_config(plain.cfg, rigid=True))
+    """The shipped model without its rotations (a displacement head), and the same with a
+    rigid head whose rotations are all 0 (as a fine-tune from it starts)."""
+    shipped, _ = load_bundle(resolve_weights("neurok-base"), "cpu")
+    state = shipped.state_dict()
+    for key in ("decoder.final.linear.weight", "decoder.final.linear.bias"):
+        state[key] = state[key][:3]
+    plain = NeurokModel(model_config(shipped.cfg, rigid=False))
+    plain.load_state_dict(state)
+    rigid = NeurokModel(model_config(shipped.cfg, rigid=True))
     rigid.load_grown(plain.state_dict())
-    return plain, rigid.eval()
+    return plain.eval(), rigid.eval()
 
 
 def _poke(seconds: float = 0.4) -> MotionConfig:
