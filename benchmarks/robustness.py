@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurok_cli.animate import PRESETS
+from neurok_cli.animate import JOINT_PRESETS, PRESETS
 from neurok_cli.evaluate.plausibility import plausibility
 from neurok_cli.io.gltf_doc import load_document
 from neurok_cli.io.gltf_read import read_animated
@@ -93,7 +93,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--weights", default="neurok-base")
     ap.add_argument("--assets", nargs="*", default=list(ASSETS))
-    ap.add_argument("--presets", nargs="*", default=list(PRESETS))
+    # a one-piece asset has no joint to open: those presets fail it with a one-line error
+    ap.add_argument("--presets", nargs="*",
+                    default=[p for p in PRESETS if p not in JOINT_PRESETS])
     ap.add_argument("--material", default="auto", choices=("auto", *CATEGORIES))
     args = ap.parse_args()
     unknown = sorted(set(args.assets) - set(ASSETS)) + sorted(set(args.presets) - set(PRESETS))

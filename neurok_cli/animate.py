@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the latent motion imports torch: only the deformable path l
     from .motion import LatentStart, MotionConfig
 
 PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free", "open", "close", "swing")
+JOINT_PRESETS = ("open", "close", "swing")  # articulated objects' only
 ARTICULATED = "articulated"  # --material: rigid parts on joints (animate_rig.py)
 DEFAULT_PRESET = {"soft": "drop", "cloth": "flutter", "beam": "sway"}
 SHIPPED_WEIGHTS = Path(__file__).resolve().parent / "weights"  # package data: the wheel has it
@@ -98,7 +99,7 @@ class AnimateConfig:
     def articulated(self) -> bool:
         """Rigid parts on joints: asked for by the material, a joint or a joint's preset."""
         return (self.material == ARTICULATED or bool(self.joints)
-                or self.preset in ("open", "close", "swing"))
+                or self.preset in JOINT_PRESETS)
 
 
 @dataclass
