@@ -456,10 +456,10 @@ def _with_bends(fit: Fit, displacement_all, m: int, obj: _Object, edges: np.ndar
     carried = drive(fields, idx, w)  # (m + m m, Qall, 3)
     carried[:, torch.as_tensor(obj.dyn_in_query)] = fields
 
-    turned = None  # a rigid head's rotations: the modes' own, to first order
+    rest_q = torch.as_tensor(v[query_idx])  # a rigid head's rotations: the modes' own,
+    turned = infinitesimal_rotations(rest_q, carried[:m], point_neighbours(rest_q))  # 1st order
 
     def displacement(q: torch.Tensor) -> torch.Tensor:
-        nonlocal turned
         b = q[:, k:]
         terms = torch.cat([b, 0.5 * (b[:, :, None] * b[:, None, :]).reshape(len(q), m * m)],
                           -1)
@@ -467,10 +467,6 @@ def _with_bends(fit: Fit, displacement_all, m: int, obj: _Object, edges: np.ndar
         bent = out[..., :3] + torch.einsum("sm,mpi->spi", terms, carried)
         if out.shape[-1] == 3:
             return bent
-        if turned is None:
-            turned = infinitesimal_rotations(torch.as_tensor(v[query_idx]),
-                                             carried[:m], point_neighbours(
-                                                 torch.as_tensor(v[query_idx])))
         return torch.cat([bent, out[..., 3:] + torch.einsum("sm,mpi->spi", b, turned)], -1)
 
     return Fit(bent, fit.residual), displacement

@@ -20,7 +20,7 @@ from .config import ModelConfig
 from .decoder import Decoder
 from .encoder import PosteriorEncoder, Prior, PriorEncoder
 from .layers import init_weights
-from .rigid import offset_error
+from .rigid import nearest_points, offset_error
 
 BATCH_KEYS = ("points", "normals", "delta_points", "query", "delta_query")
 
@@ -37,10 +37,7 @@ def edge_strain(rest: Tensor, delta_hat: Tensor, delta: Tensor, neighbours: int)
     Q k edges (i, j) with x = rest + delta. Rest lengths are floored at half the object's mean
     edge length, so near-coincident samples (which a fold or a random sampling brings
     together) do not turn a small displacement error into a huge strain."""
-    k = min(neighbours, rest.shape[1] - 1)
-    with torch.no_grad():
-        d = torch.cdist(rest, rest)  # (B, Q, Q)
-        near = d.topk(k + 1, dim=-1, largest=False).indices[..., 1:]  # (B, Q, k), self dropped
+    near = nearest_points(rest, neighbours)  # (B, Q, k)
     B, Q = rest.shape[:2]
     rows = torch.arange(B, device=rest.device)[:, None, None]
 

@@ -133,6 +133,15 @@ def blend_vertices(vertices: Tensor, points: Tensor, shift: Tensor, omega: Tenso
     return apply_blend(blend, vertices)
 
 
+def nearest_points(rest: Tensor, neighbours: int) -> Tensor:
+    """Each point's k nearest other points, k = min(neighbours, Q - 1): rest (B, Q, 3) ->
+    indices (B, Q, k), nearest first (the k + 1 nearest less the first, itself)."""
+    k = min(neighbours, rest.shape[1] - 1)
+    with torch.no_grad():
+        d = torch.cdist(rest, rest)  # (B, Q, Q)
+        return d.topk(k + 1, dim=-1, largest=False).indices[..., 1:]
+
+
 def offset_error(rest: Tensor, target: Tensor, omega: Tensor, neighbours: int) -> Tensor:
     """How well each point's rotation carries its neighbourhood: rest points (B, Q, 3), their
     target displacements and decoded rotation vectors (B, Q, 3) -> (B,), the mean over each
@@ -140,9 +149,7 @@ def offset_error(rest: Tensor, target: Tensor, omega: Tensor, neighbours: int) -
     x = r + target (rest lengths floored at half the mean, as in ``neurok.edge_strain``).
     A rotation of the neighbourhood scores 0; a stretch or shear leaves what no rotation
     can take, the rotation nearest to it scoring least."""
-    k = min(neighbours, rest.shape[1] - 1)
-    with torch.no_grad():
-        near = torch.cdist(rest, rest).topk(k + 1, dim=-1, largest=False).indices[..., 1:]
+    near = nearest_points(rest, neighbours)
     B = rest.shape[0]
     rows = torch.arange(B, device=rest.device)[:, None, None]
     e0 = rest[rows, near] - rest[:, :, None]  # (B, Q, k, 3)
