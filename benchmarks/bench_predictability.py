@@ -56,8 +56,9 @@ def cells_multiple(variant: str) -> int | None:
 
 
 def applies(seq, variant: str) -> bool:
-    """Whether ``variant`` means anything for this sequence (cells: interpolated bodies)."""
-    return cells_multiple(variant) is None or seq.meta["dof"] in CELL_DOFS
+    """Whether ``variant`` means anything for this sequence (cells: interpolated bodies and
+    lattices, whose cubes along the longest side are the first of their ``cells``)."""
+    return cells_multiple(variant) is None or seq.meta["dof"] in (*CELL_DOFS, "lattice")
 
 
 def _yaw(v: np.ndarray, degrees: float) -> np.ndarray:

@@ -53,8 +53,9 @@ class SimulateConfig:
     ground_at: float | None = None  # the ground along the file's up axis, file units; None:
     # the asset's lowest point (placement.py)
     conditions: Conditions = field(default_factory=Conditions)
-    dof: str | None = None  # soft bodies: "trilinear", "quadratic" or "tet"
-    cells: tuple[int, int, int] | None = None  # interpolation cells (soft bodies, beams)
+    dof: str | None = None  # soft bodies: "trilinear", "quadratic", "tet" or "lattice"
+    cells: tuple[int, ...] | None = None  # interpolation cells (soft bodies, beams), or the
+    # lattice's cubes along the longest side (one number, dof "lattice")
     max_vertices: int = 3000  # denser cloth/tet surfaces are simulated on a proxy (5x: cells)
     export: ExportOptions = field(default_factory=ExportOptions)
     preset: str | None = None  # articulated objects: open, close, swing, drop or free
@@ -75,8 +76,9 @@ class SimulateReport:
     welded_vertices: int
     simulated_vertices: int  # fewer than welded when a proxy stood in for a dense surface
     dofs: int
-    dof: str  # how the engine moves the surface: full, trilinear, quadratic or tet
-    cells: list[int] | None  # interpolation cells per axis (x, y, z) for trilinear/quadratic
+    dof: str  # how the engine moves the surface: full, trilinear, quadratic, tet or lattice
+    cells: list[int] | None  # interpolation cells per axis (x, y, z) for trilinear/quadratic;
+    # for a lattice, [cubes along the longest side, 1, 1]
     mass_kg: float
     size_m: float
     sim_wall_s: float
@@ -127,12 +129,18 @@ def _material(cfg: SimulateConfig, asked: str) -> SimMaterial:
 
 
 MAX_CELLS = 12  # per axis: (12 + 1)^3 trilinear nodes is already ~6,600 dofs
+MAX_LATTICE = 16  # lattice cubes along the longest side: ~5,000 nodes for a ball
 
 
 def _cells(cfg: SimulateConfig) -> tuple[int, int, int] | None:
     """The requested interpolation cells, checked against the material and dof."""
     if cfg.cells is None:
         return None
+    if cfg.dof == "lattice":
+        if len(cfg.cells) != 1 or not 2 <= int(cfg.cells[0]) <= MAX_LATTICE:
+            raise UsageError("with --dof lattice, --cells is one whole number from 2 to "
+                             f"{MAX_LATTICE}: the lattice's cubes along the longest side")
+        return int(cfg.cells[0]), 1, 1
     if cfg.material == "cloth" or cfg.dof == "tet":
         raise UsageError("--cells sets the interpolation cells of soft bodies and beams; "
                          f"{'cloth' if cfg.material == 'cloth' else '--dof tet'} moves every "
@@ -211,7 +219,8 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),
         welded_vertices=len(welded.vertices), simulated_vertices=len(sim_v),
         dofs=result.stats["nv"], dof=spec.dof,
-        cells=list(spec.cells) if spec.dof in CELL_DOFS else None, mass_kg=spec.mass,
+        cells=list(spec.cells) if spec.dof in (*CELL_DOFS, "lattice") else None,
+        mass_kg=spec.mass,
         size_m=frame.size_m, sim_wall_s=result.stats["wall_s"],
         sim_s_per_s=result.stats["wall_s"] / sim_s, rejected=result.rejected,
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
@@ -298,11 +307,18 @@ def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
                          f"{rep.simulated_vertices:,} simulated)"),
             ("size, mass", f"{rep.size_m:.3g} m ({rep.size_from}), {rep.mass_kg:.3g} kg"),
             ("ground", ground_row(rep.ground)),
-            ("engine dofs", f"{rep.dofs:,} ({rep.dof}" + (
-                f", {'x'.join(str(c) for c in rep.cells)} cells)" if rep.cells else ")")),
+            ("engine dofs", f"{rep.dofs:,} ({rep.dof}" + _cells_text(rep) + ")"),
             ("engine time", f"{rep.sim_wall_s:.2f} s ({rep.sim_s_per_s:.2f} s per simulated s)"),
             ("status", "rejected: " + rep.rejected if rep.rejected else "stable"),
             *_part_rows(rep.rig)]
+
+
+def _cells_text(rep: SimulateReport) -> str:
+    if not rep.cells:
+        return ""
+    if rep.dof == "lattice":
+        return f", {rep.cells[0]} cubes along the longest side"
+    return f", {'x'.join(str(c) for c in rep.cells)} cells"
 
 
 def _part_rows(rig: list[dict] | None) -> list[tuple[str, str]]:

@@ -50,6 +50,9 @@ def generate_cmd(
     interior_pins: Annotated[float, Opt(metavar="SHARE",
         help=ranged("Share of pinned sheets held by a patch inside them rather than by an "
                     "edge or corners.", "interior_pins"))] = 0.0,
+    solids: Annotated[str, Opt(metavar=choices("cage", "lattice"),
+        help="Soft bodies as a shell in a cage of cells (corpus-v1), or as tetrahedra that "
+             "fill the solid, stiff to squashy by their weight (corpus-v2).")] = "cage",
     json_out: Annotated[bool, Opt("--json", metavar="", help="Print the header as JSON.")
                         ] = False,
 ) -> None:
@@ -75,7 +78,7 @@ def generate_cmd(
     cfg = GenerateConfig(out=out_dir, count=count, seed=seed,
                          categories=tuple(c.strip() for c in categories.split(",") if c.strip()),
                          shapes=shapes, workers=workers, shard=(i, n), seconds=seconds, fps=fps,
-                         interior_pins=interior_pins,
+                         interior_pins=interior_pins, solids=solids,
                          splits=tuple(x.strip() for x in splits.split(",") if x.strip()))
     with progress_bar("simulating") as update:
         header = generate(cfg, progress=lambda k, total, tally: update(

@@ -71,12 +71,15 @@ def simulate(
     renderer: o.Renderer = "auto",
     json_out: o.Json = False,
     dof: Annotated[str | None, o.Opt(
-        panel=o.MODEL, metavar=o.choices("trilinear", "quadratic", "tet"),
-        show_default="by the shape", help="How soft bodies are discretised.")] = None,
+        panel=o.MODEL, metavar=o.choices("trilinear", "quadratic", "tet", "lattice"),
+        show_default="by the shape",
+        help="How soft bodies are discretised: a shell in a cage of cells, or tetrahedra "
+             "that fill the solid (lattice).")] = None,
     cells: Annotated[str | None, o.Opt(
         panel=o.MODEL, metavar="X,Y,Z", show_default="from the shape's proportions",
         help="Interpolation cells of soft bodies and beams (more resolve the deformation "
-             "more finely).")] = None,
+             "more finely); with --dof lattice, one number: cubes along the longest side.")
+    ] = None,
     max_vertices: Annotated[int, o.Opt(
         panel=o.MODEL, metavar="N",
         help=ranged("Denser cloth/tet meshes are simulated on a proxy this size (5x for "

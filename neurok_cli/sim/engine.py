@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from ..errors import DependencyError, UsageError
 from .conditions import select_region
+from .lattice import carry_weights
 from .scene import SceneSpec, build_xml, closed_volume, from_mj, to_mj
 
 AIR_DENSITY = 1.2  # kg/m^3
@@ -79,31 +80,46 @@ class Simulation:
         with engine_errors():
             mj.mj_forward(self.model, self.data)
         self.n = len(spec.vertices)
+        self._carry: sp.csr_matrix | None = None  # lattice: the surface from the flex's nodes
+        if spec.dof == "lattice":
+            self._carry = carry_weights(to_mj(spec.vertices), to_mj(spec.lattice_nodes),
+                                        spec.lattice_spacing)
         self.jac = self._vertex_jacobian()  # (3N, nv): vertex velocity = jac @ qvel
         self.vertex_mass = spec.mass / self.n
         self._spread: sp.csr_matrix | None = None
 
     def vertices(self) -> np.ndarray:
         """(N, 3) current surface positions, +Y up (tet scenes drop their centre point)."""
+        if self._carry is not None:
+            return from_mj(self._carry @ self.data.flexvert_xpos[: self._carry.shape[1]])
         return from_mj(self.data.flexvert_xpos[: self.n])
+
+    def _surface_mj(self) -> np.ndarray:
+        """(N, 3) current surface positions in MuJoCo's frame."""
+        if self._carry is None:
+            return self.data.flexvert_xpos[: self.n]
+        return to_mj(self.vertices())
 
     def _vertex_jacobian(self) -> sp.csr_matrix:
         """Vertex positions are linear in the joint positions for every dof type."""
+        if self._carry is not None:  # the surface's velocity is the carried nodes' velocity
+            nodes = self._direct_jacobian(self._carry.shape[1])
+            return (sp.kron(self._carry, sp.identity(3)) @ nodes).tocsr()
         if self.spec.dof in ("full", "tet"):
-            return self._direct_jacobian()
+            return self._direct_jacobian(self.n)
         return self._probed_jacobian()
 
-    def _direct_jacobian(self) -> sp.csr_matrix:
-        """One body per free vertex, with slide joints along the world axes."""
+    def _direct_jacobian(self, n: int) -> sp.csr_matrix:
+        """One body per free flex vertex (the first ``n``), slide joints along the world axes."""
         m = self.model
-        body = m.flex_vertbodyid[: self.n]
+        body = m.flex_vertbodyid[:n]
         free = np.flatnonzero(body > 0)
         adr = m.body_dofadr[body[free]]
         axes = m.jnt_axis[m.dof_jntid[adr[:, None] + np.arange(3)]]  # (k, 3, 3)
         rows = (3 * free[:, None, None] + np.arange(3)[None, None, :]).repeat(3, axis=1)
         cols = (adr[:, None, None] + np.arange(3)[None, :, None]).repeat(3, axis=2)
         return sp.csr_matrix((axes.reshape(-1), (rows.reshape(-1), cols.reshape(-1))),
-                             shape=(3 * self.n, m.nv))
+                             shape=(3 * n, m.nv))
 
     def _probed_jacobian(self) -> sp.csr_matrix:
         """Interpolated dofs: probe each joint once (positions are linear in them)."""
@@ -130,7 +146,7 @@ class Simulation:
         """Start every moving point with the rigid velocity v + w x (p - c) (+Y up inputs)."""
         m, d = self.model, self.data
         v, w = to_mj(velocity), to_mj(spin)
-        centre = d.flexvert_xpos[: self.n].mean(axis=0)
+        centre = self._surface_mj().mean(axis=0)
         for b in range(1, m.nbody):
             if m.body_jntnum[b] != 3:
                 continue
@@ -154,7 +170,7 @@ class Simulation:
 
     def wind_force(self, wind_mj: np.ndarray, faces: np.ndarray, closed: bool) -> np.ndarray:
         """Generalized force (nv,) of air pressure on every triangle of the surface."""
-        x = self.data.flexvert_xpos[: self.n]
+        x = self._surface_mj()
         vel = (self.jac @ self.data.qvel).reshape(-1, 3)
         a, b, c = x[faces[:, 0]], x[faces[:, 1]], x[faces[:, 2]]
         cross = np.cross(b - a, c - a)

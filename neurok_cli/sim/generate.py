@@ -34,9 +34,9 @@ from ..limits import check_frames
 from . import articulated as art
 from .conditions import CATEGORIES, Conditions, Impulse, SimMaterial
 from .engine import SimResult, run
-from .sampling import sample_conditions, sample_dof, sample_material
+from .sampling import STAR_SHAPED, sample_conditions, sample_dof, sample_material
 from .scene import build_xml
-from .setup import prepare
+from .setup import lattice_cells, prepare
 from .shapes import CATEGORY_FAMILIES, Shape, make_shape, shape_from_mesh
 
 # shape families kept out of training: the test split measures generalization to new shapes
@@ -63,7 +63,16 @@ class GenerateConfig:
     seconds: float = 2.0
     fps: float = 30.0
     interior_pins: float = 0.0  # share of pinned sheets held by a patch inside them
+    solids: str = "cage"  # soft bodies: "cage" (corpus-v1: a shell in trilinear cells) or
+    # "lattice" (tetrahedra filling the solid, stiffness by sag: sim/lattice.py)
     splits: tuple[str, ...] = SPLITS  # the splits this run makes (the plan is the same)
+
+
+SOLIDS = ("cage", "lattice")
+# with --solids lattice, the soft families that a lattice of at most LATTICE_CELLS holds
+# (when their thin parts allow): compact solids and tori. Chairs, tables and mushrooms
+# stand on parts thinner than that, and user meshes are anything: they keep the cage.
+LATTICE_FAMILIES = (*STAR_SHAPED, "torus")
 
 
 @dataclass
@@ -94,6 +103,8 @@ def plan(cfg: GenerateConfig) -> list[Job]:
         if c not in GENERATE_CATEGORIES:
             raise UsageError(f"unknown category {c!r}; choose from "
                              f"{', '.join(GENERATE_CATEGORIES)}")
+    if cfg.solids not in SOLIDS:
+        raise UsageError(f"--solids {cfg.solids}: choose {' or '.join(SOLIDS)}")
     user = [f"user:{p.name}" for p in _user_meshes(cfg.shapes)]
     jobs = []
     for i in range(cfg.count):
@@ -129,9 +140,13 @@ def job_inputs(job: Job, cfg: GenerateConfig) -> tuple[Shape, SimMaterial, Condi
     rng = np.random.default_rng([*job.seed, 1])
     shape = _shape(job, rng, cfg.shapes)
     size = float(np.ptp(shape.vertices, axis=0).max())
-    material = sample_material(job.category, rng, shape.vertices)
+    squash = (cfg.solids == "lattice" and job.category == "soft"
+              and job.family in LATTICE_FAMILIES
+              and lattice_cells(shape.vertices, shape.faces)[1])
+    material = sample_material(job.category, rng, shape.vertices, by_sag=squash)
     cond = sample_conditions(job.category, rng, size, job.family, cfg.interior_pins)
-    return shape, material, cond, sample_dof(job.category, rng, job.family)
+    dof = sample_dof(job.category, rng, job.family)
+    return shape, material, cond, "lattice" if squash else dof
 
 
 def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
@@ -245,12 +260,13 @@ def _generator(cfg: GenerateConfig) -> dict:
             "categories": list(cfg.categories), "seconds": cfg.seconds, "fps": cfg.fps,
             "shapes": str(cfg.shapes) if cfg.shapes else None,
             # recorded when used, so a header made without it reads as before
-            **({"interior_pins": cfg.interior_pins} if cfg.interior_pins else {})}
+            **({"interior_pins": cfg.interior_pins} if cfg.interior_pins else {}),
+            **({"solids": cfg.solids} if cfg.solids != "cage" else {})}
 
 
 # options a resumed run must share with the one that began the folder (--count may grow)
 SAME_ON_RESUME = {"seed": None, "categories": None, "seconds": None, "fps": None,
-                  "shapes": None, "interior_pins": 0.0}
+                  "shapes": None, "interior_pins": 0.0, "solids": "cage"}
 
 
 def _check_resume(cfg: GenerateConfig) -> None:

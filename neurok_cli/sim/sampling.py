@@ -20,10 +20,22 @@ def _unit(rng: np.random.Generator, horizontal: bool = False) -> np.ndarray:
     return v / max(np.linalg.norm(v), 1e-12)
 
 
-def sample_material(category: str, rng: np.random.Generator, vertices: np.ndarray
-                    ) -> SimMaterial:
+SOLID_SAG = (0.004, 0.12)  # rho g L / E of a lattice solid: from stiff to a jelly that sags
+
+
+def sample_material(category: str, rng: np.random.Generator, vertices: np.ndarray,
+                    by_sag: bool = False) -> SimMaterial:
     """A material for ``category``; beams are sized so their sag under gravity is 1-25 % of
-    their length (a stiffness that suits the shape, from Euler-Bernoulli)."""
+    their length (a stiffness that suits the shape, from Euler-Bernoulli). ``by_sag``: a
+    soft body's stiffness from its weight too, E = rho g L / s with s in SOLID_SAG, so that
+    a solid that fills its volume squashes visibly but never puddles (the same draws)."""
+    if category == "soft" and by_sag:
+        sag = _log_uniform(rng, *SOLID_SAG)
+        poisson, density = rng.uniform(0.25, 0.45), rng.uniform(100, 1200)
+        damping = _log_uniform(rng, 5e-4, 1e-2)
+        length = float(np.ptp(vertices, axis=0).max())
+        return SimMaterial(young=float(density * 9.81 * length / sag), poisson=poisson,
+                           density=density, damping=damping)
     if category == "soft":
         return SimMaterial(young=_log_uniform(rng, 5e3, 2e5), poisson=rng.uniform(0.25, 0.45),
                            density=rng.uniform(100, 1200), damping=_log_uniform(rng, 5e-4, 1e-2))

@@ -2,7 +2,8 @@
 
 - cloth: a 2D flex on the mesh itself, one body per unpinned vertex (``dof="full"``);
 - soft: the closed surface embedded in a cage of trilinear (or quadratic) cells, or, for
-  star-shaped solids, full tetrahedra fanned from the centre (``dof="tet"``);
+  star-shaped solids, full tetrahedra fanned from the centre (``dof="tet"``), or carried by a
+  lattice of tetrahedra that fills the solid (``dof="lattice"``, sim/lattice.py);
 - beam: quadratic cells along the beam, the nodes of one end pinned (clamped).
 
 Our frame is +Y up (glTF); MuJoCo's is +Z up. ``to_mj``/``from_mj`` convert positions.
@@ -19,7 +20,7 @@ from .conditions import CATEGORIES, Conditions, SimMaterial
 
 # (x, y, z) with +Y up -> (x, -z, y) with +Z up
 _TO_MJ = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])
-DOFS = ("full", "trilinear", "quadratic", "tet")
+DOFS = ("full", "trilinear", "quadratic", "tet", "lattice")
 CELL_DOFS = ("trilinear", "quadratic")  # the surface embedded in interpolation cells
 # fixed time step per category, chosen so 30 fps is a whole number of steps (s)
 TIMESTEPS = {"cloth": 1 / 180, "soft": 1 / 480, "beam": 1 / 480}
@@ -52,6 +53,11 @@ class SceneSpec:
     integrator: str = "discrete"  # MuJoCo's; "Euler" is unstable for stiff flexes (tests use it)
     pinned_vertices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     pinned_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # dof "lattice": the tetrahedra filling the solid (sim/lattice.py), +Y up, and their
+    # size (the lattice's cube side, m); the surface rides on their nodes
+    lattice_nodes: np.ndarray | None = None
+    lattice_tets: np.ndarray | None = None
+    lattice_spacing: float = 0.0
 
     def check(self) -> None:
         if self.category not in CATEGORIES:
@@ -81,6 +87,9 @@ def _flex_xml(spec: SceneSpec) -> str:
         c = len(pts) - 1
         elements = np.concatenate([faces[:, [0, 2, 1]], np.full((len(faces), 1), c)], axis=1)
         dim, dof, extra = 3, "full", ""
+    elif spec.dof == "lattice":
+        pts, elements = to_mj(spec.lattice_nodes), np.asarray(spec.lattice_tets, np.int64)
+        dim, dof, extra = 3, "full", ""
     else:
         elements, dim, dof = faces, 2, spec.dof
         extra = "" if dof == "full" else f' cellcount="{_nums(_cells_mj(spec.cells), "{:d}")}"'
@@ -106,6 +115,8 @@ def _flex_xml(spec: SceneSpec) -> str:
 def _memory_mb(spec: SceneSpec) -> int:
     """Engine arena: the flex solver needs about 4 KB per vertex dof (measured); keep 2x."""
     dofs = 3 * len(spec.vertices) if spec.dof in ("full", "tet") else 1000
+    if spec.dof == "lattice":
+        dofs = 3 * len(spec.lattice_nodes)
     return int(max(256, 8 * dofs // 1024))
 
 

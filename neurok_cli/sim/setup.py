@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .conditions import Conditions, SimMaterial, check_not_all, pinned_by, select_region
+from .lattice import lattice, thickness
 from .scene import CELL_DOFS, TIMESTEPS, SceneSpec, from_mj, to_mj, total_mass
 
 DEFAULT_BEAM_PIN = "x<0.02"
@@ -19,6 +20,18 @@ def auto_cells(extent: np.ndarray, category: str, dof: str) -> tuple[int, int, i
     per = np.clip(np.round(extent / max(extent.min(), 0.15 * extent.max())), 1,
                   3 if dof == "trilinear" else 2)
     return int(per[0]), int(per[1]), int(per[2])
+
+
+LATTICE_CELLS = (6, 12)  # dof "lattice": cubes along the longest side, fewest and most
+
+
+def lattice_cells(vertices: np.ndarray, faces: np.ndarray) -> tuple[int, bool]:
+    """Lattice cubes along the longest side for two across the solid's thin parts
+    (lattice.thickness), within LATTICE_CELLS, and whether that many suffice (a chair's
+    legs would want more than the most)."""
+    longest = float(np.ptp(vertices, axis=0).max())
+    want = int(np.ceil(2 * longest / max(thickness(vertices, faces), 1e-9)))
+    return int(np.clip(want, *LATTICE_CELLS)), want <= LATTICE_CELLS[1]
 
 
 def node_grid(vertices: np.ndarray, cells: tuple[int, int, int], order: int) -> np.ndarray:
@@ -70,6 +83,8 @@ def prepare(vertices: np.ndarray, faces: np.ndarray, category: str, material: Si
         vertices: (N, 3) surface in metres, +Y up. faces: (F, 3).
         category: "soft", "cloth" or "beam". dof: for soft, "trilinear" (default),
             "quadratic" or "tet" (full tetrahedra fanned from the centre: star-shaped solids).
+        cells: interpolation cells per axis; for dof "lattice", (cubes along the longest
+            side, 1, 1) (default: lattice_cells).
     """
     v = np.asarray(vertices, np.float64).copy()
     v[:, 1] += conditions.height - v[:, 1].min()
@@ -80,9 +95,17 @@ def prepare(vertices: np.ndarray, faces: np.ndarray, category: str, material: Si
     else:
         dof = dof or "trilinear"
     extent = np.ptp(v, axis=0)
+    lat_nodes = lat_tets = None
+    spacing = 0.0
     if dof in CELL_DOFS:
         cells = cells or auto_cells(extent, category, dof)
         nodes = node_grid(v, cells, 1 if dof == "trilinear" else 2)
+    elif dof == "lattice":
+        res = int(cells[0]) if cells else lattice_cells(v, faces)[0]
+        cells = (res, 1, 1)
+        lat_nodes, lat_tets = lattice(v, faces, res)
+        spacing = float(extent.max()) / res
+        nodes = lat_nodes
     else:
         cells, nodes = (1, 1, 1), None
     regions = list(conditions.pins) or ([DEFAULT_BEAM_PIN] if category == "beam" else [])
@@ -94,5 +117,6 @@ def prepare(vertices: np.ndarray, faces: np.ndarray, category: str, material: Si
         conditions=conditions, dof=dof, cells=cells,
         mass=total_mass(v, faces, category, material), radius=radius,
         timestep=TIMESTEPS[category] / (2 if dof == "tet" else 1),
+        lattice_nodes=lat_nodes, lattice_tets=lat_tets, lattice_spacing=spacing,
         pinned_vertices=pins if nodes is None else np.zeros(0, np.int64),
         pinned_nodes=pins if nodes is not None else np.zeros(0, np.int64))

@@ -72,6 +72,8 @@ def test_cloth_with_pins_and_wind_to_frames_and_video(tmp_path):
     (["--cells", "a,b,c"], "three whole numbers"),
     (["--cells", "2,2,2", "--material", "cloth"], "cloth moves every vertex"),
     (["--cells", "2,2,2", "--dof", "tet"], "--dof tet moves every vertex"),
+    (["--cells", "2,2,2", "--dof", "lattice"], "one whole number"),
+    (["--cells", "40", "--dof", "lattice"], "from 2 to 16"),
 ])
 def test_bad_options_fail_cleanly(tmp_path, args, needle):
     out = tmp_path / "o.glb"
@@ -100,3 +102,21 @@ def test_cells_set_the_soft_bodys_resolution(tmp_path):
     assert reports["2,2,2"]["dof"] == "trilinear"
     assert reports[None]["dofs"] == 3 * np.prod([c + 1 for c in reports[None]["cells"]])
     assert reports[None]["cells"] != [2, 2, 2]
+
+
+def test_a_lattice_fills_the_solid(tmp_path):
+    """--dof lattice: tetrahedra inside the surface move it (three dofs a node), pushed and
+    dropped like any soft body, and the file holds every frame of the surface."""
+    import trimesh
+
+    src = tmp_path / "ball.obj"
+    trimesh.creation.icosphere(subdivisions=2, radius=0.5).export(src)
+    out = tmp_path / "b.glb"
+    result = runner.invoke(app, ["simulate", str(src), "-o", str(out), "--seconds", "0.3",
+                                 "--material", "soft", "--dof", "lattice", "--cells", "5",
+                                 "--push", "top:1,0,0@0.1", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["dof"] == "lattice" and report["cells"] == [5, 1, 1]
+    assert report["dofs"] > 3 * 50 and report["dofs"] % 3 == 0  # the lattice's nodes
+    assert out.stat().st_size > 0

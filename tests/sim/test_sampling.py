@@ -64,3 +64,43 @@ def test_a_folder_is_resumed_only_with_the_options_that_made_it(tmp_path):
     write_header(imported, Header(generator={"command": "dataset import"}))
     with pytest.raises(UsageError, match="made by dataset import; generate into a new"):
         generate(GenerateConfig(out=imported, count=3))
+
+
+def test_stiffness_by_sag_takes_the_same_draws():
+    from neurok_cli.sim.sampling import SOLID_SAG, sample_material
+
+    v = np.random.default_rng(0).normal(size=(50, 3))
+    length = float(np.ptp(v, axis=0).max())
+    for i in range(40):
+        a, b = np.random.default_rng([3, i]), np.random.default_rng([3, i])
+        plain = sample_material("soft", a, v)
+        sag = sample_material("soft", b, v, by_sag=True)
+        assert a.random() == b.random()  # the job's later draws are the same either way
+        assert (sag.poisson, sag.density, sag.damping) == (plain.poisson, plain.density,
+                                                           plain.damping)
+        s = sag.density * 9.81 * length / sag.young
+        assert SOLID_SAG[0] <= s <= SOLID_SAG[1]
+
+
+def test_lattice_solids_change_only_the_compact_soft_bodies(tmp_path):
+    from neurok_cli.sim.generate import job_inputs
+
+    cage = GenerateConfig(out=tmp_path / "a", count=60, seed=2026)
+    lat = GenerateConfig(out=tmp_path / "b", count=60, seed=2026, solids="lattice")
+    seen = set()
+    for job in plan(cage):
+        a, b = job_inputs(job, cage), job_inputs(job, lat)
+        assert np.array_equal(a[0].vertices, b[0].vertices) and a[2] == b[2]  # shape, scene
+        if job.category != "soft":
+            assert b[1:] == a[1:]  # cloth and beams are corpus-v1's
+        elif job.family in ("sphere", "ellipsoid", "capsule", "blob"):
+            assert b[3] == "lattice" and b[1].young != a[1].young
+            seen.add("lattice")
+        elif job.family in ("chair", "table", "mushroom"):
+            assert b[1:] == a[1:]  # thin legs and stems keep the cage and its material
+            seen.add("cage")
+    assert seen == {"lattice", "cage"}
+    assert summarize(lat, plan(lat)).generator["solids"] == "lattice"
+    assert "solids" not in summarize(cage, plan(cage)).generator  # corpus-v1's header as it was
+    with pytest.raises(UsageError, match="--solids"):
+        plan(GenerateConfig(out=tmp_path / "c", count=3, solids="foam"))
