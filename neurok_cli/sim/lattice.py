@@ -22,6 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
+from ..errors import UsageError
+
 
 def winding_number(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray,
                    chunk: int = 256) -> np.ndarray:
@@ -161,7 +163,10 @@ def _nearest_on_surface(points: np.ndarray, vertices: np.ndarray,
             v2f[v].append(f)
     out = np.empty_like(points)
     for i, p in enumerate(points):
-        cand = np.unique(np.concatenate([v2f[v] for v in np.atleast_1d(near_v[i])]))
+        cand = np.unique(np.array([t for v in np.atleast_1d(near_v[i]) for t in v2f[v]],
+                                  np.int64))
+        if not len(cand):  # only vertices no face uses nearby
+            cand = np.arange(len(faces))
         q = _closest_on_triangles(p, vertices[faces[cand]])
         out[i] = q[np.argmin(np.linalg.norm(q - p, axis=1))]
     return out
@@ -223,10 +228,11 @@ def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int,
     origin = (lo + hi) / 2 - n * h / 2
     nodes, tets = _bcc(origin, h, n)
     centre = nodes[tets].mean(axis=1)
-    keep = winding_number(centre, v, f) > 0.5
-    if not keep.any():  # thinner than the lattice: keep what the surface passes through
-        keep = winding_number(centre, v, f) > 0.25
-    tets = tets[keep]
+    tets = tets[winding_number(centre, v, f) > 0.5]
+    if not len(tets):
+        raise UsageError(f"no lattice cube of {cells} along the longest side lies inside the "
+                         "surface: the surface is not closed, or thinner than the cubes; use "
+                         "more --cells, or the cage (--dof trilinear)")
     used, tets = np.unique(tets, return_inverse=True)
     tets = tets.reshape(-1, 4)
     nodes = nodes[used]
@@ -234,6 +240,14 @@ def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int,
     tets[vol < 0] = tets[vol < 0][:, [0, 2, 1, 3]]
     if snap:
         nodes = _snap(nodes, tets, v, f)
+    a, b, c = (v[f[:, i]] for i in range(3))
+    inside = float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+    held = float(_volumes(nodes, tets).sum())
+    if not 0.5 * inside < held < 2.0 * inside:
+        raise UsageError(f"the lattice of {cells} cubes along the longest side holds "
+                         f"{held / max(inside, 1e-30):.0%} of the solid's volume: the surface "
+                         "is not closed, or parts of it are thinner than the cubes; use more "
+                         "--cells, or the cage (--dof trilinear)")
     return nodes, tets
 
 

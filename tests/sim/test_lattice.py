@@ -124,3 +124,11 @@ def test_simulate_checks_the_lattice_cells():
         _cells(SimulateConfig(input="x.obj", output="y.glb", dof="lattice", cells=(4, 4, 4)))
     assert _cells(SimulateConfig(input="x.obj", output="y.glb", dof="lattice", cells=(8,))
                   ) == (8, 1, 1)
+
+
+def test_a_solid_thinner_than_the_lattice_is_refused_in_words():
+    v, f = _box((1.0, 0.01, 1.0))
+    with pytest.raises(UsageError, match="thinner than the cubes"):
+        lattice(v, f, 4)
+    with pytest.raises(UsageError, match="not closed"):
+        lattice(v, f[: len(f) // 2], 4)  # half a box: no inside at all
