@@ -132,3 +132,20 @@ def test_a_solid_thinner_than_the_lattice_is_refused_in_words():
         lattice(v, f, 4)
     with pytest.raises(UsageError, match="not closed"):
         lattice(v, f[: len(f) // 2], 4)  # half a box: no inside at all
+
+
+def test_closest_points_on_triangles_against_dense_sampling():
+    from neurok_cli.sim.lattice import _closest_on_triangles
+
+    rng = np.random.default_rng(4)
+    tri = rng.normal(size=(6, 3, 3))
+    u, w = np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201))
+    keep = u + w <= 1
+    bary = np.stack([1 - u[keep] - w[keep], u[keep], w[keep]], axis=1)
+    for p in rng.normal(size=(20, 3)) * 2:
+        got = _closest_on_triangles(p, tri)
+        for t, q in zip(tri, got):
+            dense = bary @ t
+            best = np.linalg.norm(dense - p, axis=1).min()
+            assert np.linalg.norm(q - p) <= best + 1e-9
+            assert np.linalg.norm(q - p) >= best - 0.02  # on the triangle, as close as any
