@@ -82,7 +82,8 @@ def prepare(vertices: np.ndarray, faces: np.ndarray, category: str, material: Si
     Args:
         vertices: (N, 3) surface in metres, +Y up. faces: (F, 3).
         category: "soft", "cloth" or "beam". dof: for soft, "trilinear" (default),
-            "quadratic" or "tet" (full tetrahedra fanned from the centre: star-shaped solids).
+            "quadratic", "tet" (full tetrahedra fanned from the centre: star-shaped solids)
+            or "lattice" (tetrahedra filling the solid: sim/lattice.py).
         cells: interpolation cells per axis; for dof "lattice", (cubes along the longest
             side, 1, 1) (default: lattice_cells).
     """
