@@ -47,7 +47,7 @@ from neurok_cli.evaluate.metrics import bbox_diagonal, rigid_residual
 from neurok_cli.evaluate.suite import _stratified
 from neurok_cli.io.atomic import atomic_path
 from neurok_cli.sim.generate import replay, scene_of
-from neurok_cli.sim.scene import CELL_DOFS
+from neurok_cli.sim.scene import SIZED_DOFS
 
 SHAPE_X2 = "x2 shape"  # cells x2 with every frame moved rigidly onto the stored one first
 VARIANTS = ("again", "timestep/2", "young+1%", "height+1mm", "yaw+0.5deg", "cells x2")
@@ -61,7 +61,7 @@ def cells_multiple(variant: str) -> int | None:
 def applies(seq, variant: str) -> bool:
     """Whether ``variant`` means anything for this sequence (cells: interpolated bodies and
     lattices, whose cubes along the longest side are the first of their ``cells``)."""
-    return cells_multiple(variant) is None or seq.meta["dof"] in (*CELL_DOFS, "lattice")
+    return cells_multiple(variant) is None or seq.meta["dof"] in SIZED_DOFS
 
 
 def _yaw(v: np.ndarray, degrees: float) -> np.ndarray:

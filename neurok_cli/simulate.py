@@ -23,7 +23,7 @@ from .sim.conditions import PRESET_MATERIALS, Conditions, SimMaterial
 from .sim.engine import ENGINE_WARNINGS, run
 from .sim.materials import MATERIALS, material_names, resolve_material
 from .sim.proxy import make_proxy
-from .sim.scene import CELL_DOFS, closed_volume
+from .sim.scene import SIZED_DOFS, closed_volume
 from .sim.setup import prepare
 from .sim.surface import engine_surface
 
@@ -219,7 +219,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),
         welded_vertices=len(welded.vertices), simulated_vertices=len(sim_v),
         dofs=result.stats["nv"], dof=spec.dof,
-        cells=list(spec.cells) if spec.dof in (*CELL_DOFS, "lattice") else None,
+        cells=list(spec.cells) if spec.dof in SIZED_DOFS else None,
         mass_kg=spec.mass,
         size_m=frame.size_m, sim_wall_s=result.stats["wall_s"],
         sim_s_per_s=result.stats["wall_s"] / sim_s, rejected=result.rejected,

@@ -43,9 +43,9 @@ def winding_number(points: np.ndarray, vertices: np.ndarray, faces: np.ndarray,
 
 
 def voxels(vertices: np.ndarray, faces: np.ndarray, cells: int = 48
-           ) -> tuple[np.ndarray, float, np.ndarray]:
-    """Inside voxels of a closed surface by ray parity along y: (X, Y, Z) bool, the voxel
-    side and the grid's lowest voxel centre. One pass over the triangles: each one marks
+           ) -> tuple[np.ndarray, float]:
+    """Inside voxels of a closed surface by ray parity along y: (X, Y, Z) bool over the
+    surface's box, and the voxel side. One pass over the triangles: each one marks
     where it crosses the vertical lines through the voxel centres it covers."""
     v = np.asarray(vertices, np.float64)
     lo, hi = v.min(axis=0), v.max(axis=0)
@@ -84,7 +84,7 @@ def voxels(vertices: np.ndarray, faces: np.ndarray, cells: int = 48
         ys = np.sort(ys)
         count = np.searchsorted(ys, ycent)  # crossings below each voxel centre
         inside[col // n[2], :, col % n[2]] = count % 2 == 1
-    return inside, s, origin
+    return inside, s
 
 
 def thickness(vertices: np.ndarray, faces: np.ndarray, cells: int = 48,
@@ -95,7 +95,7 @@ def thickness(vertices: np.ndarray, faces: np.ndarray, cells: int = 48,
     size (the grid's own noise) are left out unless nothing else is there."""
     from scipy import ndimage
 
-    inside, s, _ = voxels(vertices, faces, cells)
+    inside, s = voxels(vertices, faces, cells)
     if not inside.any():
         return 0.0
     inside = np.pad(inside, 1)  # outside all round: the grid spans the box exactly
@@ -211,14 +211,13 @@ def _hull_nodes(tets: np.ndarray) -> np.ndarray:
     return np.unique(key[count[inv.reshape(-1)] == 1])
 
 
-def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int,
-            snap: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int
+            ) -> tuple[np.ndarray, np.ndarray]:
     """(K, 3) nodes and (T, 4) positively oriented tetrahedra filling a closed surface.
 
     Args:
         vertices, faces: the surface (closed, outward-facing).
         cells: lattice cubes along the box's longest side (the resolution).
-        snap: move the hull's nodes onto the surface (as far as the tetrahedra allow).
     """
     v = np.asarray(vertices, np.float64)
     f = np.asarray(faces, np.int64)
@@ -238,8 +237,7 @@ def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int,
     nodes = nodes[used]
     vol = _volumes(nodes, tets)
     tets[vol < 0] = tets[vol < 0][:, [0, 2, 1, 3]]
-    if snap:
-        nodes = _snap(nodes, tets, v, f)
+    nodes = _snap(nodes, tets, v, f)
     a, b, c = (v[f[:, i]] for i in range(3))
     inside = float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
     held = float(_volumes(nodes, tets).sum())

@@ -22,6 +22,7 @@ from .conditions import CATEGORIES, Conditions, SimMaterial
 _TO_MJ = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])
 DOFS = ("full", "trilinear", "quadratic", "tet", "lattice")
 CELL_DOFS = ("trilinear", "quadratic")  # the surface embedded in interpolation cells
+SIZED_DOFS = (*CELL_DOFS, "lattice")  # the dofs whose resolution ``cells`` sets
 # fixed time step per category, chosen so 30 fps is a whole number of steps (s)
 TIMESTEPS = {"cloth": 1 / 180, "soft": 1 / 480, "beam": 1 / 480}
 

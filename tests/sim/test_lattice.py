@@ -38,7 +38,7 @@ def test_winding_number_and_voxels_tell_inside_from_outside():
     v, f = _ball(0.5, 2)
     w = winding_number(np.array([[0.0, 0, 0], [0.2, 0.1, -0.1], [0.8, 0, 0], [0, 0.6, 0.1]]), v, f)
     assert np.allclose(w, [1, 1, 0, 0], atol=1e-6)
-    inside, side, _ = voxels(v, f, cells=32)
+    inside, side = voxels(v, f, cells=32)
     assert inside.sum() * side**3 == pytest.approx(closed_volume(v, f), rel=0.03)
 
 
