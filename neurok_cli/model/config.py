@@ -45,6 +45,12 @@ class ModelConfig:
     # from which mesh vertices are blended
     rigid: bool = False
     rigid_weight: float = 1.0  # weight of the rotations' term of the loss (rigid head only)
+    # > 0: the decoder adds a polynomial displacement field of this degree in the canonical
+    # coordinates, its coefficients read from z and the object (model/smooth.py); 0: none
+    smooth_degree: int = 0
+    # weight of a term fitting the smooth head's field alone to the target (as the whole
+    # decode is): the head then draws the smooth part and attention what is left; 0: none
+    smooth_weight: float = 0.0
 
     def __post_init__(self) -> None:
         positive = ("width", "depth", "heads", "latent_tokens", "latent_dim", "fourier_bands",
@@ -66,9 +72,17 @@ class ModelConfig:
             raise UsageError(f"model config: dropout must be in [0, 1), got {self.dropout}")
         if (self.mlp_ratio <= 0 or self.delta_scale <= 0 or self.kl_weight < 0
                 or self.strain_weight < 0 or self.relative_floor < 0
-                or self.rigid_weight < 0):
+                or self.rigid_weight < 0 or self.smooth_weight < 0):
             raise UsageError("model config: mlp_ratio and delta_scale must be > 0, kl_weight, "
-                             "strain_weight, relative_floor and rigid_weight >= 0")
+                             "strain_weight, relative_floor, rigid_weight and smooth_weight "
+                             ">= 0")
+        if (not isinstance(self.smooth_degree, int) or isinstance(self.smooth_degree, bool)
+                or not 0 <= self.smooth_degree <= 4):
+            raise UsageError(f"model config: smooth_degree must be an integer 0-4, got "
+                             f"{self.smooth_degree!r}")
+        if self.smooth_weight > 0 and not self.smooth_degree:
+            raise UsageError("model config: smooth_weight needs a smooth head (smooth_degree "
+                             "> 0)")
         if not isinstance(self.rigid, bool):
             raise UsageError(f"model config: rigid must be true or false, got {self.rigid!r}")
 

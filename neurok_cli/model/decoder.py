@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 
+import torch
 from torch import Tensor, nn
 
 from .config import ModelConfig
 from .layers import AdaLNCrossBlock, AdaLNFinal, FourierEmbedding, PointMlp
+from .smooth import SmoothField
 
 
 class Decoder(nn.Module):
@@ -27,6 +29,8 @@ class Decoder(nn.Module):
             AdaLNCrossBlock(D, cfg.heads, cfg.mlp_ratio, C, cfg.dropout)
             for _ in range(cfg.depth))
         self.final = AdaLNFinal(D, C, 6 if cfg.rigid else 3)
+        self.rigid, self.delta_scale = cfg.rigid, cfg.delta_scale
+        self.smooth = SmoothField(cfg.smooth_degree, C, D) if cfg.smooth_degree else None
         self.finish_init()
 
     def finish_init(self) -> None:
@@ -40,7 +44,9 @@ class Decoder(nn.Module):
 
     def forward(self, z: Tensor, tokens: Tensor, query: Tensor) -> Tensor:
         """z (B, k) or (B, Q, k) per point, tokens (B, L, D), query (B, Q, 3) -> (B, Q, 3),
-        or (B, Q, 6) with a rigid head (the displacement, then the rotation vector).
+        or (B, Q, 6) with a rigid head (the displacement, then the rotation vector). With
+        a smooth head (model.smooth), its polynomial field is added to the displacement and
+        its rotation to the rotation vector.
 
         Tokens and query may have one batch row for all B latents (the frames of one
         object): what does not depend on z (the queries' embedding, the tokens' keys and
@@ -49,4 +55,16 @@ class Decoder(nn.Module):
         x = self.in_proj(self.embed(query))  # (B or 1, Q, D)
         for block in self.blocks:
             x = block(x, tokens, c)
-        return self.final(x, c)  # (B, Q, 3 or 6)
+        out = self.final(x, c)  # (B, Q, 3 or 6)
+        if self.smooth is None:
+            return out
+        u, turn = self.smooth(c, tokens, query, self.delta_scale)
+        if not self.rigid:
+            return out + u
+        return out + torch.cat([u, turn], -1)
+
+    def smooth_part(self, z: Tensor, tokens: Tensor, query: Tensor) -> Tensor:
+        """The smooth head's displacement alone at z (B, k), in units of ``delta_scale``,
+        (B, Q, 3) (training fits it to the target by itself: ``smooth_weight``)."""
+        u, _ = self.smooth(self.cond(z[:, None]), tokens, query, self.delta_scale)
+        return u

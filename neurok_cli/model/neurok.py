@@ -72,14 +72,36 @@ class NeurokModel(nn.Module):
                 module.finish_init()
 
     def load_grown(self, state: Mapping[str, Tensor]) -> None:
-        """Load parameters, a displacement head's into a rigid head too: the rotation
-        outputs' weights start at 0, so the model decodes the given one's displacements
-        and no rotation anywhere until it is trained."""
+        """Load the parameters of a smaller model of the same width and depth, grown into
+        this one so that it decodes as the given one did until trained:
+
+        - a displacement head into a rigid head: the rotation outputs' weights start at 0;
+        - a smaller latent: the new dims of z start at the prior mean (prior head rows 0),
+          the posterior's new means vary with the deformation as at a fresh start, and the
+          decoder reads them through weights a tenth of a fresh start's;
+        - no smooth head into one (model.smooth): its last layer starts at 0.
+        """
         state = dict(state)
+        own = self.state_dict()
+        k0 = state["prior_encoder.head.weight"].shape[0]
+        k = self.cfg.latent_dim
+        if k0 > k:
+            raise UsageError(f"cannot grow a latent of {k0} dims into {k}")
         for key in ("decoder.final.linear.weight", "decoder.final.linear.bias"):
-            own = self.state_dict()[key]
-            if key in state and state[key].shape[0] == 3 and own.shape[0] == 6:
+            if key in state and state[key].shape[0] == 3 and own[key].shape[0] == 6:
                 state[key] = torch.cat([state[key], torch.zeros_like(state[key])])
+        if k0 < k:
+            for key in ("prior_encoder.head.weight", "prior_encoder.head.bias"):
+                state[key] = torch.cat([state[key], torch.zeros_like(own[key][k0:])])
+            for key in ("posterior_encoder.head.weight", "posterior_encoder.head.bias"):
+                shift, logvar = state[key].chunk(2)
+                new_shift, new_logvar = own[key][k0:k], own[key][k + k0:]
+                state[key] = torch.cat([shift, new_shift, logvar, new_logvar])
+            key = "decoder.cond.0.weight"
+            state[key] = torch.cat([state[key], 0.1 * own[key][:, k0:]], dim=1)
+        for key in own:
+            if key.startswith("decoder.smooth.") and key not in state:
+                state[key] = own[key]
         self.load_state_dict(state)
 
     def num_parameters(self) -> int:
@@ -204,6 +226,7 @@ class NeurokModel(nn.Module):
             loss_b = ( sum(e^2) / s^2 + kl_weight * KL(q || N(mu_prior, I)) ) / (3 Q)
                      + strain_weight * (mean edge strain^2, see :func:`edge_strain`)
                      + rigid_weight * (rotations' error, see :func:`.rigid.offset_error`)
+                     + smooth_weight * sum(e_s^2) / s^2 / (3 Q)
 
         i.e. the paper's ||δ - δ̂||^2 + λ KL on displacements in units of s, divided by the
         number of coordinates so that the value is O(1) whatever Q, plus (ours, off by
@@ -218,7 +241,8 @@ class NeurokModel(nn.Module):
         mode. Returns the (weighted) mean over objects and stats: loss, recon (MSE per
         coordinate, canonical units^2), kl (nats per object), rmse (sqrt of recon) and, when
         strain_weight > 0, strain (RMS edge strain of the decoded against the target shape);
-        with a rigid head, turn (the RMS of the rotations' relative offset error).
+        with a rigid head, turn (the RMS of the rotations' relative offset error); with
+        smooth_weight > 0, smooth (the RMS error of the smooth head's field alone).
         """
         self._check_batch(batch)
         query, target = batch["query"], batch["delta_query"]
@@ -242,6 +266,14 @@ class NeurokModel(nn.Module):
         if self.cfg.rigid:  # each point's rotation must carry its neighbours where they go
             turn = offset_error(query, target, out[..., 3:], self.cfg.strain_neighbours)
             per_object = per_object + self.cfg.rigid_weight * turn
+        smooth = None
+        if self.cfg.smooth_weight > 0:  # the smooth head's field alone must fit it too
+            B = z.shape[0]
+            both = self.decoder.smooth_part(torch.cat([z, prior.mu]),
+                                            prior.tokens.repeat(2, 1, 1), query.repeat(2, 1, 1))
+            alone = (both[:B] - both[B:]) * self.cfg.delta_scale
+            smooth = (alone - target).pow(2).mean(dim=(1, 2))
+            per_object = per_object + self.cfg.smooth_weight * smooth / self.cfg.delta_scale**2
         if self.cfg.relative_floor > 0:  # the whole term (recon and KL keep their balance)
             own = target.pow(2).mean(dim=(1, 2)) / self.cfg.delta_scale**2
             per_object = per_object / (own + self.cfg.relative_floor**2)
@@ -258,6 +290,8 @@ class NeurokModel(nn.Module):
                 stats["strain"] = float((weight * strain).sum()) ** 0.5
             if turn is not None:
                 stats["turn"] = float((weight * turn).sum()) ** 0.5
+            if smooth is not None:
+                stats["smooth"] = float((weight * smooth).sum()) ** 0.5
         return total, stats
 
     def _check_batch(self, batch: Mapping[str, Tensor]) -> None:

@@ -49,9 +49,10 @@ from .checkpoint import (
 Progress = Callable[[int, int, str | None], None]
 BUNDLE = "bundle"
 # model fields a run started from a bundle (``init``) may change: they weigh the loss, or
-# (rigid) add the decoder's rotation outputs, which start at 0 (NeurokModel.load_grown)
+# grow the model so that it starts decoding as the bundle did (NeurokModel.load_grown):
+# the decoder's rotation outputs (rigid), more latent dims, a smooth head
 TUNABLE = ("kl_weight", "strain_weight", "strain_neighbours", "relative_floor", "dropout",
-           "rigid", "rigid_weight")
+           "rigid", "rigid_weight", "latent_dim", "smooth_degree", "smooth_weight")
 # fields that define the optimisation: a resumed run must keep them to continue exactly
 LOCKED = ("size", "init", "sampling", "batch", "lr", "lr_final", "warmup", "weight_decay",
           "grad_clip", "seed", "bf16")
