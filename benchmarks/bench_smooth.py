@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from neurok_cli.data.dataset import PairDataset, SamplingConfig, canonical_transform
-from neurok_cli.data.geometry import kabsch
+from neurok_cli.data.dataset import PairDataset, SamplingConfig
 from neurok_cli.evaluate.metrics import bbox_diagonal, mean_vertex_error
+from neurok_cli.evaluate.suite import pair_frames
 from neurok_cli.io.atomic import atomic_path
 from neurok_cli.model.bundle import load_bundle
 from neurok_cli.model.smooth import exponents
@@ -54,14 +54,9 @@ def pairs(data: Path, split: str, count: int, n_points: int = 64) -> list[dict]:
                      .without_augmentation())
     out = []
     for it in ds.fixed_pairs(count):
-        entry = ds.sequence(int(it["seq"]))
-        a, b = int(it["frame_a"]), int(it["frame_b"])
-        va, vb = entry.frames[a].astype(np.float64), entry.frames[b].astype(np.float64)
-        rot, shift = kabsch(vb, va)
-        vb = vb @ rot.T + shift
-        centre, scale = canonical_transform(va)
-        out.append({"category": ds.category_of[int(it["seq"])],
-                    "a": (va - centre) * scale, "b": (vb - centre) * scale,
+        a, b = pair_frames(ds.sequence(int(it["seq"])).frames, int(it["frame_a"]),
+                           int(it["frame_b"]))
+        out.append({"category": ds.category_of[int(it["seq"])], "a": a, "b": b,
                     "inputs": [it[k] for k in ("points", "normals", "delta_points")]})
     return out
 

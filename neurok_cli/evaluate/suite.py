@@ -91,6 +91,16 @@ def _stratified(ds: PairDataset, count: int, seed: int,
     return out
 
 
+def pair_frames(frames: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Frames a and b of a sequence (T, N, 3) as a pair is measured: b moved rigidly onto a
+    (Kabsch), both in a's canonical frame, float64."""
+    va, vb = frames[a].astype(np.float64), frames[b].astype(np.float64)
+    rot, shift = kabsch(vb, va)
+    vb = vb @ rot.T + shift
+    centre, scale = canonical_transform(va)
+    return (va - centre) * scale, (vb - centre) * scale
+
+
 def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
                        progress: Progress | None = None) -> dict:
     """IK Chamfer-L1 and reconstruction vertex error per category, with rest baselines."""
@@ -102,12 +112,7 @@ def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     rows = []
     for j, it in enumerate(pairs):
         entry = ds.sequence(int(it["seq"]))
-        a, b = int(it["frame_a"]), int(it["frame_b"])
-        va, vb = entry.frames[a].astype(np.float64), entry.frames[b].astype(np.float64)
-        rot, shift = kabsch(vb, va)
-        vb = vb @ rot.T + shift
-        centre, scale = canonical_transform(va)
-        va, vb = (va - centre) * scale, (vb - centre) * scale
+        va, vb = pair_frames(entry.frames, int(it["frame_a"]), int(it["frame_b"]))
         rng = np.random.default_rng([cfg.seed, 11, j])
         pts, fidx, bary = sample_surface(va, entry.faces, cfg.samples, rng)
         target = barycentric_points(vb, entry.faces, fidx, bary)
