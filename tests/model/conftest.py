@@ -17,6 +17,19 @@ def tiny_model(device: str = "cpu", dtype: torch.dtype = torch.float32, seed: in
     return NeurokModel(model_config("tiny", **overrides)).to(device=device, dtype=dtype)
 
 
+def train_steps(model: NeurokModel, batch: dict, steps: int, lr: float = 3e-3,
+                optimizer=torch.optim.Adam) -> dict:
+    """``steps`` optimiser steps of the model's loss on one batch -> the last step's stats."""
+    opt = optimizer(model.parameters(), lr=lr)
+    stats: dict = {}
+    for _ in range(steps):
+        loss, stats = model.loss(batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return stats
+
+
 def randomize_zero_inits(model: NeurokModel, std: float = 0.2, seed: int = 1) -> NeurokModel:
     """Give the zero-initialised adaLN and output layers random values, so that the decoder
     depends on z (an untrained model decodes to exactly 0 everywhere)."""

@@ -11,7 +11,7 @@ from neurok_cli.errors import UsageError
 from neurok_cli.model import Prior, kl_divergence
 from neurok_cli.model.neurok import edge_strain
 
-from .conftest import DEVICES, make_batch, randomize_zero_inits, tiny_model
+from .conftest import DEVICES, make_batch, randomize_zero_inits, tiny_model, train_steps
 
 B, P, Q = 3, 96, 40
 
@@ -193,12 +193,7 @@ def test_overfitting_one_batch_reduces_the_error(device):
     with torch.no_grad():
         initial = model.loss(batch)[1]["recon"]
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    for _ in range(100):
-        loss, _ = model.loss(batch)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    train_steps(model, batch, 100, optimizer=torch.optim.AdamW)
     model.eval()
     with torch.no_grad():
         final = model.loss(batch)[1]["recon"]

@@ -17,7 +17,7 @@ from neurok_cli.model.rigid import (
 )
 from neurok_cli.model.skinning import Driven, point_neighbours, smooth_weights
 
-from .conftest import randomize_zero_inits, sphere, tiny_model
+from .conftest import randomize_zero_inits, sphere, tiny_model, train_steps
 
 f64 = torch.float64
 
@@ -203,11 +203,6 @@ def test_the_rigid_heads_loss_trains_its_rotations():
     b = _batch()
     _, stats = model.loss(b)
     assert "turn" in stats and stats["turn"] > 0
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     first = stats["turn"]
-    for _ in range(40):
-        loss, stats = model.loss(b)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    stats = train_steps(model, b, 40)
     assert stats["turn"] < 0.9 * first

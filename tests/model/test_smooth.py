@@ -9,7 +9,7 @@ from neurok_cli.errors import UsageError
 from neurok_cli.model import model_config
 from neurok_cli.model.smooth import SmoothField, exponents, monomials
 
-from .conftest import randomize_zero_inits, tiny_model
+from .conftest import randomize_zero_inits, tiny_model, train_steps
 
 
 def _batch(B: int = 2, P: int = 256, Q: int = 128) -> dict:
@@ -113,12 +113,7 @@ def test_the_smooth_term_fits_the_heads_field_alone_to_the_target():
                                            torch.zeros_like(x[..., 0])], -1)
     _, stats = model.loss(b)
     first = stats["smooth"]
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for _ in range(60):
-        loss, stats = model.loss(b)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    stats = train_steps(model, b, 60)
     assert stats["smooth"] < 0.5 * first
     with pytest.raises(UsageError, match="smooth_weight needs"):
         model_config("tiny", smooth_weight=1.0)
