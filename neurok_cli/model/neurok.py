@@ -102,6 +102,12 @@ class NeurokModel(nn.Module):
         for key in own:
             if key.startswith("decoder.smooth.") and key not in state:
                 state[key] = own[key]
+        clash = sorted(k for k in set(state) | set(own)
+                       if k not in own or k not in state or state[k].shape != own[k].shape)
+        if clash:
+            raise UsageError(f"cannot grow these parameters into this model: {', '.join(clash)} "
+                             "(a fine-tune may add a rigid head, latent dims or a smooth "
+                             "head, not remove or reshape one)")
         self.load_state_dict(state)
 
     def num_parameters(self) -> int:

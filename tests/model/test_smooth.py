@@ -96,12 +96,17 @@ def test_a_model_grown_into_more_latent_dims_and_a_smooth_head_decodes_as_before
                               small.relative(z0, p0, b["query"]), atol=1e-6)
 
 
-def test_a_latent_cannot_shrink_nor_a_smooth_degree_exceed_four():
+def test_a_latent_cannot_shrink_nor_a_smooth_head_change_or_exceed_degree_four():
     big = tiny_model(latent_dim=12)
     with pytest.raises(UsageError, match="cannot grow"):
         tiny_model().load_grown(big.state_dict())
     with pytest.raises(UsageError, match="smooth_degree"):
         model_config("tiny", smooth_degree=5)
+    cubic = tiny_model(smooth_degree=3)
+    with pytest.raises(UsageError, match="cannot grow these parameters.*smooth"):
+        tiny_model(smooth_degree=2).load_grown(cubic.state_dict())
+    with pytest.raises(UsageError, match="cannot grow these parameters.*smooth"):
+        tiny_model().load_grown(cubic.state_dict())
 
 
 def test_the_smooth_term_fits_the_heads_field_alone_to_the_target():
