@@ -53,6 +53,10 @@ def generate_cmd(
     solids: Annotated[str, Opt(metavar=choices("cage", "lattice"),
         help="Soft bodies as a shell in a cage of cells (corpus-v1), or as tetrahedra that "
              "fill the solid, stiff to squashy by their weight (corpus-v2).")] = "cage",
+    families: Annotated[str, Opt(metavar=choices("base", "wide"),
+        help="Training shapes: corpus-v1's families, or those and nine more (lathe, banana, "
+             "stack, prism; pennant, cutout, curl; taper, arc). The test split is the same "
+             "either way.")] = "base",
     json_out: Annotated[bool, Opt("--json", metavar="", help="Print the header as JSON.")
                         ] = False,
 ) -> None:
@@ -78,7 +82,7 @@ def generate_cmd(
     cfg = GenerateConfig(out=out_dir, count=count, seed=seed,
                          categories=tuple(c.strip() for c in categories.split(",") if c.strip()),
                          shapes=shapes, workers=workers, shard=(i, n), seconds=seconds, fps=fps,
-                         interior_pins=interior_pins, solids=solids,
+                         interior_pins=interior_pins, solids=solids, families=families,
                          splits=tuple(x.strip() for x in splits.split(",") if x.strip()))
     with progress_bar("simulating") as update:
         header = generate(cfg, progress=lambda k, total, tally: update(

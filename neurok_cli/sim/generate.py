@@ -37,7 +37,7 @@ from .engine import SimResult, run
 from .sampling import STAR_SHAPED, sample_conditions, sample_dof, sample_material
 from .scene import build_xml
 from .setup import lattice_cells, prepare
-from .shapes import CATEGORY_FAMILIES, Shape, make_shape, shape_from_mesh
+from .shapes import CATEGORY_FAMILIES, WIDE_FAMILIES, Shape, make_shape, shape_from_mesh
 
 # shape families kept out of training: the test split measures generalization to new shapes
 TEST_FAMILIES = {"soft": ("torus", "mushroom"), "cloth": ("disc",), "beam": ("rod",),
@@ -66,9 +66,12 @@ class GenerateConfig:
     solids: str = "cage"  # soft bodies: "cage" (corpus-v1: a shell in trilinear cells) or
     # "lattice" (tetrahedra filling the solid, stiffness by sag: sim/lattice.py)
     splits: tuple[str, ...] = SPLITS  # the splits this run makes (the plan is the same)
+    families: str = "base"  # training shapes: "base" (corpus-v1's) or "wide" (base and
+    # shapes.WIDE_FAMILIES); the test split's jobs are the same either way
 
 
 SOLIDS = ("cage", "lattice")
+FAMILY_SETS = ("base", "wide")
 # with --solids lattice, the soft families that a lattice of at most LATTICE_CELLS holds
 # (when their thin parts allow): compact solids and tori. Chairs, tables and mushrooms
 # stand on parts thinner than that, and user meshes are anything: they keep the cage.
@@ -105,6 +108,8 @@ def plan(cfg: GenerateConfig) -> list[Job]:
                              f"{', '.join(GENERATE_CATEGORIES)}")
     if cfg.solids not in SOLIDS:
         raise UsageError(f"--solids {cfg.solids}: choose {' or '.join(SOLIDS)}")
+    if cfg.families not in FAMILY_SETS:
+        raise UsageError(f"--families {cfg.families}: choose {' or '.join(FAMILY_SETS)}")
     user = [f"user:{p.name}" for p in _user_meshes(cfg.shapes)]
     jobs = []
     for i in range(cfg.count):
@@ -117,6 +122,7 @@ def plan(cfg: GenerateConfig) -> list[Job]:
             family = str(rng.choice(test))
         else:
             pool = [f for f in FAMILIES[category] if f not in test]
+            pool += list(WIDE_FAMILIES.get(category, ())) if cfg.families == "wide" else []
             pool += user if category == "soft" else []
             family = str(rng.choice(pool))
         jobs.append(Job(i, category, split, family, [cfg.seed, i]))
@@ -261,12 +267,13 @@ def _generator(cfg: GenerateConfig) -> dict:
             "shapes": str(cfg.shapes) if cfg.shapes else None,
             # recorded when used, so a header made without it reads as before
             **({"interior_pins": cfg.interior_pins} if cfg.interior_pins else {}),
-            **({"solids": cfg.solids} if cfg.solids != "cage" else {})}
+            **({"solids": cfg.solids} if cfg.solids != "cage" else {}),
+            **({"families": cfg.families} if cfg.families != "base" else {})}
 
 
 # options a resumed run must share with the one that began the folder (--count may grow)
 SAME_ON_RESUME = {"seed": None, "categories": None, "seconds": None, "fps": None,
-                  "shapes": None, "interior_pins": 0.0, "solids": "cage"}
+                  "shapes": None, "interior_pins": 0.0, "solids": "cage", "families": "base"}
 
 
 def _check_resume(cfg: GenerateConfig) -> None:

@@ -95,7 +95,8 @@ def _revolve(radius: np.ndarray, height: np.ndarray, n_seg: int, bottom: float,
     poles at (0, bottom, 0) and (0, top, 0); each ring has n_seg vertices.
     """
     t = 2 * np.pi * np.arange(n_seg) / n_seg
-    r = np.asarray(radius, np.float64)[:, None]
+    r = np.asarray(radius, np.float64)
+    r = r[:, None] if r.ndim == 1 else r  # (K, n_seg): rings of any star-shaped outline
     h = np.broadcast_to(np.asarray(height, np.float64)[:, None], (len(r), n_seg))
     rings = np.stack([r * np.cos(t), h, r * np.sin(t)], axis=-1).reshape(-1, 3)
     n = len(rings)
@@ -149,11 +150,12 @@ def _box_h(extents: tuple[float, float, float], edge: float,
                 None if centre is None else np.asarray(centre))
 
 
-def _unit_sphere() -> Mesh:
-    """Icosphere (642 vertices) of radius 1; it has vertices on all six axis directions."""
+def _unit_sphere(subdivisions: int = 3) -> Mesh:
+    """Icosphere (642 vertices, or 162 at 2 subdivisions) of radius 1; it has vertices on all
+    six axis directions."""
     import trimesh
 
-    m = trimesh.creation.icosphere(subdivisions=3)
+    m = trimesh.creation.icosphere(subdivisions=subdivisions)
     return np.array(m.vertices, np.float64), np.array(m.faces, np.int64)
 
 
@@ -220,19 +222,23 @@ def _torus(rng: np.random.Generator) -> Shape:
                    {"major_radius": major, "minor_radius": minor})
 
 
-def _capsule(rng: np.random.Generator) -> Shape:
-    """Capsule lying along x: a cylinder of length ``length`` with hemispherical ends."""
-    r = _u(rng, 0.07, 0.25)
-    length = r * _u(rng, 0.8, 3.5)
-    n_seg, n_hemi = 24, 6
+def _capsule_mesh(r: float, length: float, n_seg: int = 24, n_hemi: int = 6) -> Mesh:
+    """Capsule about +y: a cylinder from y = 0 to ``length`` with hemispherical ends."""
     n_side = int(np.clip(np.round(length / (2 * np.pi * r / n_seg)), 2, 30))
     low = -np.pi / 2 + np.pi / 2 * np.arange(1, n_hemi + 1) / n_hemi  # (-pi/2, 0]
     high = np.pi / 2 * np.arange(n_hemi) / n_hemi  # [0, pi/2)
     radius = np.concatenate([r * np.cos(low), np.full(n_side - 1, r), r * np.cos(high)])
     height = np.concatenate([r * np.sin(low), length * np.arange(1, n_side) / n_side,
                              length + r * np.sin(high)])
-    mesh = _revolve(radius, height, n_seg, -r, length + r)
-    return _finish("capsule", "solid", _along_x(mesh), {"radius": r, "length": length})
+    return _revolve(radius, height, n_seg, -r, length + r)
+
+
+def _capsule(rng: np.random.Generator) -> Shape:
+    """Capsule lying along x: a cylinder of length ``length`` with hemispherical ends."""
+    r = _u(rng, 0.07, 0.25)
+    length = r * _u(rng, 0.8, 3.5)
+    return _finish("capsule", "solid", _along_x(_capsule_mesh(r, length)),
+                   {"radius": r, "length": length})
 
 
 def _boxshape(rng: np.random.Generator) -> Shape:
@@ -383,6 +389,191 @@ def _rod(rng: np.random.Generator) -> Shape:
     return _finish("rod", "beam", mesh, {"length": length, "aspect": aspect, "radius": radius})
 
 
+# ---------------------------------------------------------------- wider families
+# Drawn for training only with ``neurok dataset generate --families wide``: more ways for a
+# solid, a sheet or a beam to be shaped, so that a shape space learnt from them meets the test
+# families (torus, mushroom, disc, rod) as one more shape rather than as a stranger.
+
+
+def _bend(v: np.ndarray, radius: float) -> np.ndarray:
+    """Bend points about the z axis: the x axis becomes an arc of ``radius`` curving up to +y,
+    x = 0 staying put; a point's height y becomes its distance inward from the arc. The map's
+    Jacobian determinant is (radius - y) / radius, so points below y = radius keep the winding."""
+    theta, rho = v[:, 0] / radius, radius - v[:, 1]
+    return np.stack([rho * np.sin(theta), radius - rho * np.cos(theta), v[:, 2]], axis=1)
+
+
+def _lathe(rng: np.random.Generator) -> Shape:
+    """Solid of revolution about +y with a smooth random profile and flat ends: vases, pears,
+    gourds, cones and spools."""
+    height = _u(rng, 0.2, 1.2)
+    mean_r = height * _u(rng, 0.15, 0.6)
+    k = np.arange(1, 4)[:, None]
+    amp, phase = rng.uniform(-0.35, 0.35, (3, 1)) / k, rng.uniform(0, 2 * np.pi, (3, 1))
+    taper = _u(rng, -0.7, 0.7)
+    n_seg, n_side, n_cap = 24, 18, 3
+
+    def profile(t: np.ndarray) -> np.ndarray:
+        bumps = (amp * np.sin(np.pi * k * t[None] + phase)).sum(axis=0)
+        return mean_r * np.maximum(1 + taper * (0.5 - t) + bumps, 0.2)
+
+    t = np.arange(1, n_side) / n_side
+    ends = profile(np.array([0.0, 1.0]))
+    cap = np.arange(1, n_cap + 1) / n_cap
+    radius = np.concatenate([ends[0] * cap, profile(t), ends[1] * cap[::-1]])
+    h = np.concatenate([np.zeros(n_cap), height * t, np.full(n_cap, height)])
+    return _finish("lathe", "solid", _revolve(radius, h, n_seg, 0.0, height),
+                   {"height": height, "mean_radius": mean_r, "amplitudes": amp.ravel().tolist(),
+                    "phases": phase.ravel().tolist(), "taper": taper})
+
+
+def _banana(rng: np.random.Generator) -> Shape:
+    """A capsule bent along an arc of 60-200 degrees: a banana, a horseshoe or an arch, lying
+    on its side or standing on its ends."""
+    r = _u(rng, 0.05, 0.18)
+    length = r * _u(rng, 3.0, 8.0)
+    angle = min(_u(rng, 1.0, 3.5), length / (1.6 * r))  # the axis' radius stays > 1.6 r
+    mesh = _along_x(_capsule_mesh(r, length, n_seg=16, n_hemi=4))
+    v = mesh[0] - np.array([length / 2, 0.0, 0.0])
+    v = _bend(v, length / angle)
+    standing = bool(rng.random() < 0.5)
+    if not standing:  # bent in the ground plane: rotate +90 degrees about x
+        v = np.stack([v[:, 0], -v[:, 2], v[:, 1]], axis=1)
+    else:  # an arch on its two ends: upside down, a half turn about x
+        v = np.stack([v[:, 0], -v[:, 1], -v[:, 2]], axis=1)
+    return _finish("banana", "solid", (v, mesh[1]),
+                   {"radius": r, "length": length, "angle": angle, "standing": standing})
+
+
+def _stack(rng: np.random.Generator) -> Shape:
+    """Two or three ellipsoids stacked, each sunk into the one below: a snowman, a cairn."""
+    u, f = _unit_sphere(2)
+    parts, radii, y = [], [], 0.0
+    width = _u(rng, 0.1, 0.35)
+    for i in range(_i(rng, 2, 3)):
+        r = np.array([width, width * _u(rng, 0.5, 1.1), width]) * _u(rng, 0.8, 1.2)
+        shift = rng.uniform(-0.25, 0.25, 2) * width
+        y += r[1] if i == 0 else r[1] * _u(rng, 0.55, 0.8)
+        parts.append((u * r + np.array([shift[0], y, shift[1]]), f))
+        radii.append(r.tolist())
+        y += r[1] * _u(rng, 0.55, 0.8)
+        width *= _u(rng, 0.55, 0.9)
+    return _finish("stack", "solid", _concat(parts), {"radii": radii})
+
+
+def _prism(rng: np.random.Generator) -> Shape:
+    """A star-shaped outline with bumps and lobes extruded to a slab or a bar, standing or
+    lying on its side."""
+    size, n_seg, n_cap = _u(rng, 0.15, 0.5), 32, 3
+    k = np.arange(2, 6)[:, None]
+    amp, phase = rng.uniform(-0.3, 0.3, (4, 1)) / np.sqrt(k - 1), rng.uniform(0, 2 * np.pi, (4, 1))
+    phi = 2 * np.pi * np.arange(n_seg) / n_seg
+    outline = size * np.exp((amp * np.cos(k * phi[None] + phase)).sum(axis=0))
+    thick = size * _u(rng, 0.3, 2.5)
+    n_side = int(np.clip(np.round(thick / (size / 5)), 2, 14))
+    cap = np.arange(1, n_cap + 1)[:, None] / n_cap
+    radius = np.concatenate([outline * cap, np.repeat(outline[None], n_side - 1, axis=0),
+                             outline * cap[::-1]])
+    h = np.concatenate([np.zeros(n_cap), thick * np.arange(1, n_side) / n_side,
+                        np.full(n_cap, thick)])
+    v, f = _revolve(radius, h, n_seg, 0.0, thick)
+    lying = bool(rng.random() < 0.5)
+    if lying:  # on its side: -90 degrees about x
+        v = np.stack([v[:, 0], v[:, 2], -v[:, 1]], axis=1)
+    return _finish("prism", "solid", (v, f),
+                   {"size": size, "thickness": thick, "amplitudes": amp.ravel().tolist(),
+                    "phases": phase.ravel().tolist(), "lying": lying})
+
+
+def _grid_sheet(x: np.ndarray, z: np.ndarray, keep: np.ndarray | None = None) -> Mesh:
+    """A sheet in the x-z plane from grid coordinates x, z (nx, nz), normals +y; ``keep``
+    (nx - 1, nz - 1) keeps only those cells, and the vertices they use."""
+    nx, nz = x.shape
+    v = np.stack([x.ravel(), np.zeros(x.size), z.ravel()], axis=1)
+    faces = _grid_faces(nx, nz)[:, ::-1]
+    if keep is not None:  # _grid_faces lists each cell's first triangles, then its second
+        faces = faces[np.tile(keep.ravel(), 2)]
+        used, faces = np.unique(faces, return_inverse=True)
+        v, faces = v[used], faces.reshape(-1, 3)
+    return v, faces
+
+
+def _pennant(rng: np.random.Generator) -> Shape:
+    """A tapering sheet in the x-z plane: full depth at -x, a fraction of it at +x."""
+    w, d = _u(rng, 0.4, 1.5), _u(rng, 0.25, 1.0)
+    tip = _u(rng, 0.15, 0.6)
+    nx, nz = _sheet_res(rng, w, d)
+    s, t = np.meshgrid(np.linspace(0, 1, nx), np.linspace(-0.5, 0.5, nz), indexing="ij")
+    mesh = _grid_sheet(w * (s - 0.5), d * t * (1 - (1 - tip) * s))
+    return _finish("pennant", "sheet", mesh, {"width": w, "depth": d, "tip": tip, "nx": nx,
+                                              "nz": nz})
+
+
+CUTOUTS = ("L", "T", "U", "plus")
+
+
+def _cutout(rng: np.random.Generator) -> Shape:
+    """A rectangular sheet with rectangles cut from it along grid lines: an L, a T, a U or a
+    plus sign, in the x-z plane."""
+    w, d = _u(rng, 0.4, 1.5), _u(rng, 0.4, 1.5)
+    nx, nz = (max(n, 14) for n in _sheet_res(rng, w, d))
+    kind = str(rng.choice(CUTOUTS))
+    i, j = np.meshgrid(np.arange(nx - 1), np.arange(nz - 1), indexing="ij")
+    a, b = (int(round(f * (n - 1))) for f, n in zip(rng.uniform(0.3, 0.45, 2), (nx, nz)))
+    if kind == "L":
+        cut = (i >= nx - 1 - a) & (j >= nz - 1 - b)
+    elif kind == "T":
+        cut = (j < b) & ((i < a // 2 + 1) | (i >= nx - 1 - a // 2 - 1))
+    elif kind == "U":
+        cut = (j >= nz - 1 - b) & (i >= a // 2 + 1) & (i < nx - 1 - a // 2 - 1)
+    else:
+        ci, cj = np.minimum(i, nx - 2 - i), np.minimum(j, nz - 2 - j)
+        cut = (ci < a // 2 + 1) & (cj < b // 2 + 1)
+    x, z = np.meshgrid(np.linspace(-w / 2, w / 2, nx), np.linspace(-d / 2, d / 2, nz),
+                       indexing="ij")
+    return _finish("cutout", "sheet", _grid_sheet(x, z, ~cut),
+                   {"width": w, "depth": d, "cut": kind, "nx": nx, "nz": nz})
+
+
+def _curl(rng: np.random.Generator) -> Shape:
+    """A sheet rolled about x into an arc of 60-240 degrees (a gutter, a half pipe), normals
+    towards the arc's axis."""
+    w, d = _u(rng, 0.3, 1.2), _u(rng, 0.3, 1.2)
+    angle = _u(rng, 1.0, 4.2)
+    nx, nz = _sheet_res(rng, w, d)
+    x, s = np.meshgrid(np.linspace(-w / 2, w / 2, nx), np.linspace(-d / 2, d / 2, nz),
+                       indexing="ij")
+    v, f = _grid_sheet(x, s)
+    v = _bend(v[:, [2, 1, 0]], d / angle)[:, [2, 1, 0]]  # roll about x: swap x and z round it
+    return _finish("curl", "sheet", (v, f), {"width": w, "depth": d, "angle": angle,
+                                             "nx": nx, "nz": nz})
+
+
+def _taper(rng: np.random.Generator) -> Shape:
+    """A box beam whose section shrinks linearly to a fraction of itself at the free end."""
+    shape = _beam(rng)
+    ratio = _u(rng, 0.3, 0.9)
+    v = shape.vertices.copy()
+    centre = np.array([0.0, v[:, 1].max() / 2, 0.0])
+    s = (v[:, 0] - v[:, 0].min()) / np.ptp(v[:, 0])
+    v[:, 1:] = centre[1:] + (v[:, 1:] - centre[1:]) * (1 - (1 - ratio) * s)[:, None]
+    return _finish("taper", "beam", (v, shape.faces), {**shape.params, "ratio": ratio})
+
+
+def _arc(rng: np.random.Generator) -> Shape:
+    """A box beam bent along an arc of 15-50 degrees, up or sideways."""
+    shape = _beam(rng)
+    angle = _u(rng, 0.26, 0.87)
+    length = shape.params["length"]
+    v = shape.vertices - np.array([0.0, shape.params["height"] / 2, 0.0])
+    v = _bend(v, length / angle)
+    sideways = bool(rng.random() < 0.5)
+    if sideways:  # bent in the x-z plane: +90 degrees about x
+        v = np.stack([v[:, 0], -v[:, 2], v[:, 1]], axis=1)
+    return _finish("arc", "beam", (v, shape.faces),
+                   {**shape.params, "angle": angle, "sideways": sideways})
+
+
 # ---------------------------------------------------------------- public API
 
 
@@ -469,6 +660,15 @@ FAMILIES: dict[str, Callable[[np.random.Generator], Shape]] = {
     "flag": _flag,
     "beam": _beam,
     "rod": _rod,
+    "lathe": _lathe,
+    "banana": _banana,
+    "stack": _stack,
+    "prism": _prism,
+    "pennant": _pennant,
+    "cutout": _cutout,
+    "curl": _curl,
+    "taper": _taper,
+    "arc": _arc,
 }
 
 # simulator category -> the families it draws from
@@ -477,4 +677,11 @@ CATEGORY_FAMILIES: dict[str, tuple[str, ...]] = {
              "mushroom", "table"),
     "cloth": ("sheet", "disc", "flag"),
     "beam": ("beam", "rod"),
+}
+
+# simulator category -> the families that ``--families wide`` adds to its training draws
+WIDE_FAMILIES: dict[str, tuple[str, ...]] = {
+    "soft": ("lathe", "banana", "stack", "prism"),
+    "cloth": ("pennant", "cutout", "curl"),
+    "beam": ("taper", "arc"),
 }

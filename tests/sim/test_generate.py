@@ -27,6 +27,22 @@ def test_plan_splits_shape_families():
     assert {j.category for j in jobs} == {"soft", "cloth", "beam"}
 
 
+def test_wide_families_change_train_draws_only():
+    """--families wide adds training shapes; the test split's jobs stay as they were, so a
+    model trained on either corpus is measured on the same sequences."""
+    from neurok_cli.sim.shapes import WIDE_FAMILIES
+
+    base = plan(_cfg(Path("unused"), count=600))
+    wide = plan(_cfg(Path("unused"), count=600, families="wide"))
+    assert [j.split for j in base] == [j.split for j in wide]
+    assert [j for j in base if j.split == "test"] == [j for j in wide if j.split == "test"]
+    extra = {f for fams in WIDE_FAMILIES.values() for f in fams}
+    drawn = {j.family for j in wide if j.split != "test"}
+    assert extra <= drawn and not extra & {j.family for j in base}
+    for j in wide:
+        assert j.family in WIDE_FAMILIES[j.category] or j.family not in extra
+
+
 def test_same_seed_same_arrays_and_resume(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     generate(_cfg(a))
@@ -128,5 +144,7 @@ def test_bad_options(tmp_path):
 
     with pytest.raises(UsageError, match="category"):
         plan(_cfg(tmp_path, categories=("liquid",)))
+    with pytest.raises(UsageError, match="--families"):
+        plan(_cfg(tmp_path, families="all"))
     with pytest.raises(UsageError, match="shard"):
         generate(_cfg(tmp_path, shard=(2, 2)))
