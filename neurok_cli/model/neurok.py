@@ -81,8 +81,9 @@ class NeurokModel(nn.Module):
           decoder reads them through weights a tenth of a fresh start's;
         - no smooth head into one (model.smooth): its last layer starts at 0.
         """
-        state = dict(state)
         own = self.state_dict()
+        # onto this model's device first: the grown tensors are made from both
+        state = {key: v.to(own[key].device) if key in own else v for key, v in state.items()}
         k0 = state["prior_encoder.head.weight"].shape[0]
         k = self.cfg.latent_dim
         if k0 > k:

@@ -96,6 +96,15 @@ def test_a_model_grown_into_more_latent_dims_and_a_smooth_head_decodes_as_before
                               small.relative(z0, p0, b["query"]), atol=1e-6)
 
 
+def test_a_model_grows_from_a_bundle_read_onto_another_device():
+    """Training loads the bundle on the CPU and grows it into a model already on the GPU;
+    the meta device stands in for the GPU (mixing it with the CPU fails as CUDA does)."""
+    small = tiny_model(rigid=True)
+    big = tiny_model(rigid=True, latent_dim=12, smooth_degree=3).to("meta")
+    big.load_grown(small.state_dict())
+    assert all(p.device.type == "meta" for p in big.parameters())
+
+
 def test_a_latent_cannot_shrink_nor_a_smooth_head_change_or_exceed_degree_four():
     big = tiny_model(latent_dim=12)
     with pytest.raises(UsageError, match="cannot grow"):
