@@ -102,6 +102,10 @@ def train(
     steps: Annotated[int | None, Opt(
         panel=TRAINING, metavar="N", show_default=_default("steps"),
         help="Optimizer steps in all.")] = None,
+    minutes: Annotated[float | None, Opt(
+        panel=TRAINING, metavar="M", show_default="none",
+        help="Wall-clock budget: the run ends with its bundle at this time if its steps are "
+             "not done by then, the learning rate decaying over it.")] = None,
     batch: Annotated[int | None, Opt(
         panel=TRAINING, metavar="N", show_default=_default("batch"),
         help="Objects per step, over all processes (raise it on a GPU).")] = None,
@@ -154,7 +158,8 @@ def train(
     if init is not None and size is not None:
         raise UsageError("--size and --init exclude each other: a run started from a bundle "
                          "keeps the bundle's size")
-    given = {"data": data, "size": size, "init": init, "steps": steps, "batch": batch, "lr": lr,
+    given = {"data": data, "size": size, "init": init, "steps": steps, "minutes": minutes,
+             "batch": batch, "lr": lr,
              "device": device, "val_every": val_every, "ckpt_every": ckpt_every,
              "workers": workers, "seed": seed}
     if out_dir is None:

@@ -70,6 +70,9 @@ class TrainConfig:
     init: str = ""
     sampling: dict = field(default_factory=dict)  # SamplingConfig overrides (P, Q: model's)
     steps: int = 20000  # optimizer steps in all
+    # a wall-clock budget (0: none): the run ends, with its bundle, at whichever of ``steps``
+    # and this comes first, and the learning rate decays over the one that is further along
+    minutes: float = 0.0
     batch: int = 16  # objects per step, over all processes
     lr: float = 3e-4  # peak learning rate (AdamW)
     lr_final: float = 0.1  # cosine decay ends at lr * lr_final
@@ -95,6 +98,9 @@ class TrainConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise UsageError(f"train config: {name} must be an integer >= {low}, got "
                                  f"{value!r}")
+        if not (isinstance(self.minutes, (int, float)) and self.minutes >= 0):
+            raise UsageError(f"train config: minutes must be a number >= 0, got "
+                             f"{self.minutes!r}")
         if not (self.lr > 0 and 0 <= self.lr_final <= 1 and self.weight_decay >= 0
                 and self.grad_clip >= 0):
             raise UsageError("train config: lr must be > 0, lr_final in [0, 1], weight_decay "
@@ -113,11 +119,19 @@ def resume_config(out: str | Path, **overrides) -> TrainConfig:
     return TrainConfig.from_dict({**saved, **overrides, "out": str(out), "resume": True})
 
 
-def lr_at(step: int, cfg: TrainConfig) -> float:
-    """Learning rate of step ``step`` (0-based): linear warm-up, then cosine to lr·lr_final."""
+def spent(wall_s: float, cfg: TrainConfig) -> float:
+    """The share of the run's time budget (``minutes``) that ``wall_s`` seconds use; 0 when
+    it has none."""
+    return wall_s / (60 * cfg.minutes) if cfg.minutes > 0 else 0.0
+
+
+def lr_at(step: int, cfg: TrainConfig, wall_s: float = 0.0) -> float:
+    """Learning rate of step ``step`` (0-based) at ``wall_s`` seconds into the run: linear
+    warm-up, then cosine to lr·lr_final over the steps or the time budget, whichever is
+    further along."""
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
-    t = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    t = min(1.0, max((step - cfg.warmup) / max(1, cfg.steps - cfg.warmup), spent(wall_s, cfg)))
     return cfg.lr * (cfg.lr_final + (1 - cfg.lr_final) * 0.5 * (1 + math.cos(math.pi * t)))
 
 
@@ -288,11 +302,19 @@ class _Run:
         self.t0 = time.perf_counter()
         self.window: list[dict] = []
         self.skipped = 0
+        self.now = self.wall0  # the run's wall time at the start of the latest step
         self.last_loss = math.nan
         self.last_val: dict = {}
 
     def wall(self) -> float:
         return self.wall0 + time.perf_counter() - self.t0
+
+    def clock(self) -> float:
+        """The run's wall time, the same on every rank (their mean), so that all ranks take
+        the same learning rate and stop at the same step under a time budget."""
+        if not self.cfg.minutes:
+            return self.wall()
+        return dd.mean_over_ranks({"wall": self.wall()}, self.info, self.device)["wall"]
 
     def batches(self):
         cuda = self.device.type == "cuda"
@@ -307,7 +329,8 @@ class _Run:
         """One optimizer step on this rank's share of the batch of step ``self.step``."""
         cfg = self.cfg
         torch.manual_seed(step_seed(cfg.seed, self.step, self.info.rank))
-        lr = lr_at(self.step, cfg)
+        self.now = self.clock()
+        lr = lr_at(self.step, cfg, self.now)
         for group in self.opt.param_groups:
             group["lr"] = lr
         self.opt.zero_grad(set_to_none=True)
@@ -364,17 +387,20 @@ class _Run:
         train_rec: dict = next((r for r in reversed(self.records) if r["kind"] == "train"), {})
         for batch in self.batches():
             self.train_step(batch)
-            if every(cfg.log_every) or self.step == cfg.steps:
+            done = self.step == cfg.steps or spent(self.now, cfg) >= 1
+            if every(cfg.log_every) or done:
                 train_rec = self.log_train()
-            if every(cfg.val_every) and self.step < cfg.steps:
+            if every(cfg.val_every) and not done:
                 self.log_val()
-            stop = stop_at is not None and self.step >= stop_at and self.step < cfg.steps
-            if every(cfg.ckpt_every) or stop or self.step == cfg.steps:
+            stop = stop_at is not None and self.step >= stop_at and not done
+            if every(cfg.ckpt_every) or stop or done:
                 self.checkpoint()
             if progress is not None:
                 progress(self.step, cfg.steps, f"loss {self.last_loss:.4g}")
             if stop:
                 return self.result(train_rec, bundle=None)
+            if done:
+                break
         self.log_val()
         digests = dd.gather(dd.parameter_digest(self.model), self.info)  # every rank takes part
         bundle = self.save(digests) if self.info.is_main else None

@@ -29,6 +29,34 @@ def test_lr_schedule():
     assert all(lr_at(s, cfg) >= lr_at(s + 1, cfg) for s in range(10, 99))
 
 
+def test_lr_schedule_under_a_time_budget():
+    """With ``minutes``, the cosine runs over whichever of steps and time is further along."""
+    cfg = TrainConfig(steps=100, lr=1.0, warmup=10, lr_final=0.1, minutes=1.0)
+    assert lr_at(5, cfg, wall_s=59.0) == pytest.approx(0.6)  # warm-up counts steps only
+    assert lr_at(10, cfg, wall_s=0.0) == pytest.approx(1.0)
+    assert lr_at(10, cfg, wall_s=30.0) == pytest.approx(0.55)  # half the time: half way down
+    assert lr_at(55, cfg, wall_s=6.0) == pytest.approx(0.55)  # the steps are further along
+    assert lr_at(20, cfg, wall_s=90.0) == pytest.approx(0.1)  # past the budget: the floor
+    with pytest.raises(UsageError, match="minutes"):
+        TrainConfig(minutes=-1.0)
+
+
+def test_a_time_budget_ends_the_run_with_its_bundle(dataset, tmp_path, monkeypatch):
+    """The run stops at the first step past its budget, and writes checkpoint, validation and
+    bundle as at its last step."""
+    from neurok_cli.train import loop
+
+    monkeypatch.setattr(loop._Run, "wall", lambda run: 7.0 * run.step)  # 7 s a step
+    out = tmp_path / "run"
+    result = train(TrainConfig(**{**tiny_config(dataset, out), "steps": 50, "minutes": 0.25}))
+    assert result["step"] == 4 and result["bundle"]  # step 4 starts at 21 s > 15 s
+    _, config = load_bundle(out / "bundle")
+    assert config["training"]["steps"] == result["step"]
+    assert config["training"]["wall_s"] >= 15
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert records[-1]["kind"] == "val" and records[-1]["step"] == result["step"]
+
+
 def test_config_checks():
     with pytest.raises(UsageError, match="steps"):
         TrainConfig(steps=0)
