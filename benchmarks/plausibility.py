@@ -4,13 +4,16 @@ shared assets (and a plain sheet it makes) under the same conditions, side by si
 
     python benchmarks/plausibility.py [--assets penguin spot capsule] [--presets drop]
         [--seconds 4] [--size 0.3] [--json out.json] [--sheet out.png] [--weights NAME]
+        [--over-time]
 
 For each asset x preset: `animate` as a user runs it (defaults: the asset's own size and
 material), then `simulate` with the same material category, size, conditions and start
 height. Measures (neurok_cli/evaluate/plausibility.py): crumple, volume min and end (closed
 solids), mean edge strain, tilt, height above the clip's lowest point, travel, and for sheets
 the mean bend. Prints a table, writes JSON, and a PNG contact sheet: one row per run, the
-latent motion's frames at 0, 1/3, 2/3 and the end beside the engine's.
+latent motion's frames at 0, 1/3, 2/3 and the end beside the engine's. ``--over-time`` adds
+each clip's crumple every 0.25 s, over the whole surface and away from the ground: when
+the latent body crumples more than the engine's (the landing, the rebound, at rest).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from neurok_cli.animate import AnimateConfig, Overrides, animate, preset_conditions
-from neurok_cli.evaluate.plausibility import plausibility
+from neurok_cli.evaluate.plausibility import crumple, plausibility
 from neurok_cli.io.gltf_anim import first_of_ours
 from neurok_cli.io.gltf_doc import load_document
 from neurok_cli.io.gltf_read import read_animated
@@ -127,6 +130,9 @@ def main() -> None:
     ap.add_argument("--weights", default="neurok-base")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--sheet", type=Path, default=None)
+    ap.add_argument("--over-time", action="store_true",
+                    help="also print each clip's crumple every 0.25 s, over the whole surface "
+                         "and away from the ground (edges above 5 %% of the size)")
     args = ap.parse_args()
     rows, sheet = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -136,7 +142,40 @@ def main() -> None:
                                       Path(tmp))
                 rows.append(row)
                 sheet.append((f"{name} {preset}", clips))
-    report(table(rows), rows, sheet, args.json, args.sheet)
+                if args.over_time:
+                    row["over_time"] = over_time(clips)
+    text = table(rows)
+    if args.over_time:
+        text += "\n\n" + timeline(rows)
+    report(text, rows, sheet, args.json, args.sheet)
+
+
+ABOVE = 0.05  # "away from the ground": edges higher than this share of the size
+
+
+def over_time(clips: dict) -> dict:
+    """Each clip's crumple every 0.25 s (30 fps clips: every 8th frame from the first), over
+    the whole surface and away from the ground."""
+    out = {}
+    for who, (frames, faces) in clips.items():
+        frames = np.asarray(frames, np.float64)
+        pick = np.arange(0, len(frames), 8)
+        out[who] = {"t": (pick / 30.0).tolist(),
+                    "crumple": crumple(frames[0], frames[pick], faces).tolist(),
+                    "away": crumple(frames[0], frames[pick], faces, above=ABOVE).tolist()}
+    return out
+
+
+def timeline(rows: list[dict]) -> str:
+    """The rows' crumple over time as text: one line per clip and measure."""
+    lines = []
+    for r in rows:
+        for who, c in r["over_time"].items():
+            for key in ("crumple", "away"):
+                cells = " ".join(f"{v:.3f}" for v in c[key])
+                lines.append(f"{r['asset']} {r['preset']} {who:8s} {key:8s} {cells}")
+    t = next(iter(rows[0]["over_time"].values()))["t"] if rows else []
+    return "\n".join([f"crumple every 0.25 s (t = 0 ... {t[-1] if t else 0:.2f} s):", *lines])
 
 
 def report(text: str, rows: list[dict], sheet: list, json_path: Path | None,

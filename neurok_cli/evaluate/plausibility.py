@@ -74,10 +74,13 @@ def dihedral(x: np.ndarray, hinges: np.ndarray) -> np.ndarray:
     return np.arctan2(sin, cos)
 
 
-def crumple(rest: np.ndarray, frames: np.ndarray, faces: np.ndarray) -> np.ndarray:
+def crumple(rest: np.ndarray, frames: np.ndarray, faces: np.ndarray,
+            above: float | None = None) -> np.ndarray:
     """Per frame (T,), the 95th percentile over interior edges of |dihedral angle - its rest
     value| (radians) of frames (T, N, 3) of the mesh rest (N, 3), faces (F, 3), on its
-    welded surface (as :func:`plausibility` measures a clip)."""
+    welded surface (as :func:`plausibility` measures a clip). With ``above``, only over the
+    edges whose both ends are higher than the frame's lowest vertex by that share of the
+    rest's largest extent (+Y up): the surface away from where a ground would touch it."""
     s = welded_surface(rest, faces)
     if not len(s.hinges):
         return np.zeros(len(frames))
@@ -86,7 +89,13 @@ def crumple(rest: np.ndarray, frames: np.ndarray, faces: np.ndarray) -> np.ndarr
     x[0, s.index] = rest
     x[1:, s.index] = frames
     change = np.abs(_wrap(dihedral(x[1:], s.hinges) - dihedral(x[0], s.hinges)))
-    return np.percentile(change, 95, axis=1)
+    if above is None:
+        return np.percentile(change, 95, axis=1)
+    height = x[1:, :, 1] - np.asarray(frames)[..., 1].min(axis=1, keepdims=True)
+    edge = height[:, s.hinges[:, :2]].min(axis=2)  # (T, H)
+    away = edge > above * float(np.ptp(rest, axis=0).max())
+    return np.array([np.percentile(c[a], 95) if a.any() else 0.0
+                     for c, a in zip(change, away)])
 
 
 def enclosed_volume(x: np.ndarray, faces: np.ndarray) -> np.ndarray:

@@ -89,3 +89,17 @@ def test_crumple_per_frame_is_the_clips_measure_frame_by_frame():
     assert 0.0 < per_frame[1] < per_frame[2]
     clip = plausibility(np.concatenate([v[None], frames]), f)
     assert clip.crumple == pytest.approx(per_frame.sum() / 4, rel=1e-9)
+
+
+def test_crumple_above_the_ground_leaves_out_the_edges_near_the_lowest_point():
+    """Bumps on a sphere's bottom cap crumple it, and none of them is above a fifth of its
+    height from the lowest point; bumps all over are seen either way."""
+    v, f = _sphere(16)
+    weld = welded_surface(v, f).index
+    noise = np.random.default_rng(1).normal(size=(int(weld.max()) + 1, 3))[weld]
+    cap = v + 0.03 * noise * (v[:, 1] < -0.8)[:, None]
+    everywhere = v + 0.03 * noise
+    frames = np.stack([cap, everywhere])
+    overall, away = crumple(v, frames, f), crumple(v, frames, f, above=0.2)
+    assert overall[0] > 0.01 and away[0] == pytest.approx(0.0, abs=1e-9)
+    assert away[1] > 0.5 * overall[1] > 0.01
