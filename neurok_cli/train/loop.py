@@ -72,6 +72,7 @@ class TrainConfig:
     steps: int = 20000  # optimizer steps in all
     # a wall-clock budget (0: none): the run ends, with its bundle, at whichever of ``steps``
     # and this comes first, and the learning rate decays over the one that is further along
+    # (so such a run resumes, but not bit for bit: its learning rate follows the clock)
     minutes: float = 0.0
     batch: int = 16  # objects per step, over all processes
     lr: float = 3e-4  # peak learning rate (AdamW)
