@@ -61,6 +61,7 @@ NUMBERS: dict[str, Range] = {
     "prior_pairs": Range(1, 1_000_000, whole=True),
     "batch": Range(1, 65_536, whole=True),
     "lr": Range(0.0, 1.0, lo_open=True),
+    "minutes": Range(0.0, 1e6, lo_open=True),
     "val_every": Range(1, WHOLE_MAX, whole=True),
     "ckpt_every": Range(1, WHOLE_MAX, whole=True),
     "width": Range(16, 8192, whole=True),

@@ -104,8 +104,9 @@ def train(
         help="Optimizer steps in all.")] = None,
     minutes: Annotated[float | None, Opt(
         panel=TRAINING, metavar="M", show_default="none",
-        help="Wall-clock budget: the run ends with its bundle at this time if its steps are "
-             "not done by then, the learning rate decaying over it.")] = None,
+        help=ranged("Wall-clock budget: the run ends with its bundle at this time if its "
+                    "steps are not done by then, the learning rate decaying over it.",
+                    "minutes"))] = None,
     batch: Annotated[int | None, Opt(
         panel=TRAINING, metavar="N", show_default=_default("batch"),
         help="Objects per step, over all processes (raise it on a GPU).")] = None,
