@@ -133,8 +133,9 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
         lines += [f"## Calibration: `{calibrate_command}`", "",
                   "The latent elastic energy's stiffness scale per category, chosen on "
                   "validation sequences (by the shape error where one is given, else by the "
-                  "rollout error):", ""]
-        lines += [f"- {c}: x{v['stiffness']:g} ({_shape(v)}rollout error {v['error']:.4f}, "
+                  "rollout error) unless it says otherwise:", ""]
+        lines += [f"- {c}: x{v['stiffness']:g}, {v['chosen_by']}" if v.get("chosen_by") else
+                  f"- {c}: x{v['stiffness']:g} ({_shape(v)}rollout error {v['error']:.4f}, "
                   f"rest pose {v['rest_error']:.4f}, {v['sequences']} sequences)"
                   for c, v in cal.items()]
         lines += [""]

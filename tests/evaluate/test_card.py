@@ -72,3 +72,14 @@ def test_card_shows_the_strain_limit_and_the_samples_within_it():
     assert "| mean edge strain | 0.0200 | 0.0200 |" in card
     assert "| engine's mean edge strain | 0.0250 | 0.0250 |" in card
     assert "- soft: 0.1370, the 90% quantile (64 train sequences; their mean 0.0500" in card
+
+
+def test_a_calibration_chosen_another_way_says_how():
+    cal = {"stiffness": 3.0, "error": 0.1, "rest_error": 0.3, "sequences": 2,
+           "chosen_by": "the drops of the shared assets against the engine"}
+    config = CONFIG | {"calibration": {"soft": cal}}
+    report = {"split": "test", "config": {"seconds": 2.0}, "rollout": _rollout(True)}
+    card = render(config, report, generate="g", eval_command="e", calibrate_command="c",
+                  name="b")
+    assert "- soft: x3, the drops of the shared assets against the engine" in card
+    assert "rollout error 0.1000" not in card
