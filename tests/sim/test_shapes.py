@@ -112,11 +112,12 @@ def test_sheets_are_manifold_and_face_one_way(family, seed):
     assert _components(len(shape.vertices), f).max() == 0, "one piece"
     t = shape.vertices[f]
     normals = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
-    if shape.family == "curl":  # rolled about x: every normal points at the roll's axis
-        centre = shape.vertices[:, 1].max() - shape.vertices[:, 1].min()
-        axis_y = shape.params["depth"] / shape.params["angle"]
-        towards = np.array([0.0, axis_y, 0.0]) - t.mean(axis=1) * [0, 1, 1]
-        assert (np.einsum("ij,ij->i", normals, towards) > 0).all() and centre > 0
+    if shape.family == "curl":  # rolled about x: every normal points at the roll's axis,
+        # the line y = radius, z = 0 (the arc's lowest line rests on y = 0)
+        radius = shape.params["depth"] / shape.params["angle"]
+        towards = np.array([0.0, radius, 0.0]) - t.mean(axis=1) * [0, 1, 1]
+        assert (np.einsum("ij,ij->i", normals, towards) > 0).all()
+        assert np.ptp(shape.vertices[:, 1]) > 0.1 * radius  # not flat
         return
     axis = 2 if shape.family == "flag" else 1  # flags hang in x-y, the others lie in x-z
     assert (normals[:, axis] > 0).all()
