@@ -107,7 +107,7 @@ def summary_table(metrics: dict, plaus: list[dict]) -> list[str]:
            f"{ik['chamfer']['all']:.4f} | rest pose {ik['rest_chamfer']['all']:.4f} | {cmd} |",
            "| 2 s motion vs the physics engine (mean vertex error, × diagonal) | "
            f"{ro['error']['all']:.3f} | rest pose {ro['rest_error']['all']:.3f} | "
-           "same, `--only rollout` |"]
+           "same, `--only rollout` |", *_articulated_row(metrics.get("articulated"))]
     for i, r in enumerate(plaus):
         a, e = r["animate"], r["engine"]
         same = "`python benchmarks/plausibility.py`" if i == 0 else "same"
@@ -121,6 +121,17 @@ def summary_table(metrics: dict, plaus: list[dict]) -> list[str]:
         out.append(f"| {r['asset']} {r['preset']}, in one process (loading to written GLB) | "
                    f"{r['animate_s']:.1f} s | `neurok simulate` {r['simulate_s']:.1f} s | same |")
     return out
+
+
+def _articulated_row(art: dict | None) -> list[str]:
+    """README's row for the bundle's figures on the articulated test split, where it has
+    them (``python -m neurok_cli.evaluate.card ... --articulated REPORT``)."""
+    if not art:
+        return []
+    ch = art["inverse_kinematics"]["chamfer"]["all"]
+    rest = art["inverse_kinematics"]["rest_chamfer"]["all"]
+    return ["| the same for parts on hinges, unseen laptops and lamps (Chamfer-L1, × diagonal) "
+            f"| {ch:.4f} | rest pose {rest:.4f} | `{art['measured_by']}` |"]
 
 
 def replace_block(path: Path, marks: tuple[str, str], body: str) -> None:

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..errors import UsageError
 from ..model.bundle import CARD, read_bundle_config, update_bundle_config
 from .suite import MAX_PEAK
 
@@ -20,15 +21,67 @@ def _row(label: str, table: dict, cats: list[str], fmt: str = "{:.4f}") -> str:
         + " |"
 
 
+
+def _head(cats: list[str]) -> str:
+    return "| | " + " | ".join(cats) + " |\n|---|" + "---|" * len(cats)
+
+
+def _ik_lines(ik: dict, cfg: dict, cats: list[str]) -> list[str]:
+    """The inverse-kinematics and reconstruction table of an evaluation report."""
+    steps = cfg.get("ik_steps", 200)
+    start = {"posterior": f"the deformation encoder's guess, then {steps} Adam steps",
+             "prior": f"{steps} Adam steps from the prior mean"}[
+        cfg.get("ik_start", "prior")]  # reports before the option: prior
+    return [f"Inverse kinematics and reconstruction on {int(ik['count']['all'])} held-out "
+            f"pairs (unit: the target's bounding-box diagonal; Chamfer-L1 over "
+            f"{cfg['samples']:,} surface samples each way; {start}):", "",
+            _head(cats),
+            _row("IK Chamfer-L1", ik["chamfer"], cats),
+            _row("rest pose (no deformation)", ik["rest_chamfer"], cats),
+            _row("reconstruction: mean vertex error", ik["vertex_error"], cats),
+            _row("rest pose", ik["rest_vertex_error"], cats), ""]
+
+
+def _articulated_lines(art: dict) -> list[str]:
+    """The card's section on the articulated test split: ``art`` is the bundle config's
+    metrics["articulated"] (what :func:`articulated_metrics` keeps of a report)."""
+    ik = art["inverse_kinematics"]
+    cats = [c for c in ik["count"] if c != "all"]
+    trained = art.get("trained_on_articulated", False)
+    return [f"## Articulated test split: measured by `{art['measured_by']}`", "",
+            f"Objects of rigid parts on hinges and sliders, generated with "
+            f"`{art['generated_by']}`; its test split holds laptops and lamps, families never "
+            "seen in training (chests, cabinets and drawers train). "
+            + ("This bundle's training included the articulated training split."
+               if trained else "This bundle was trained on no articulated sequence: the "
+               "figures are how far its latent space reaches objects of another kind."), ""] \
+        + _ik_lines(ik, art["config"], cats)
+
+
+def articulated_metrics(report: dict, *, measured_by: str, generated_by: str,
+                        trained: bool = False) -> dict:
+    """What a bundle's config keeps of an ``neurok eval --only ik`` report on articulated
+    data, for the card and README's table."""
+    if "inverse_kinematics" not in report:
+        raise UsageError("the articulated report has no inverse kinematics (neurok eval "
+                         "--only ik writes one)")
+    return {"inverse_kinematics": report["inverse_kinematics"], "measured_by": measured_by,
+            "generated_by": generated_by, "trained_on_articulated": trained,
+            "config": {k: report["config"][k] for k in ("ik_steps", "ik_start", "samples")
+                       if k in report["config"]}}
+
+
 def render(config: dict, report: dict, *, generate: str, eval_command: str,
            calibrate_command: str, name: str, history: str = "", params: int = 0,
-           size_mb: float = 0.0, limits: str = "") -> str:
+           size_mb: float = 0.0, limits: str = "", articulated: dict | None = None) -> str:
+    """The card's Markdown; ``articulated``: the config's metrics["articulated"], where the
+    bundle has been measured on articulated data (:func:`articulated_metrics`)."""
     tr = config.get("training", {})
     model = config["model"]
     hw = tr.get("hardware", {})
     ik, roll, plaus = (report.get(k) for k in ("inverse_kinematics", "rollout", "plausibility"))
     cats = [c for c in (ik or roll)["count"] if c != "all"] + ["all"]
-    head = "| | " + " | ".join(cats) + " |\n|---|" + "---|" * len(cats)
+    head = _head(cats)
     lines = [
         f"# {name}", "",
         "The NeuROK kinematic model (a transformer conditional VAE over an object's deformed "
@@ -55,18 +108,7 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
         f"## Test split ({report['split']}): measured by `{eval_command}`", "",
     ]
     if ik:
-        steps = report["config"].get("ik_steps", 200)
-        start = {"posterior": f"the deformation encoder's guess, then {steps} Adam steps",
-                 "prior": f"{steps} Adam steps from the prior mean"}[
-            report["config"].get("ik_start", "prior")]  # reports before the option: prior
-        lines += [f"Inverse kinematics and reconstruction on {int(ik['count']['all'])} held-out "
-                  f"pairs (unit: the target's bounding-box diagonal; Chamfer-L1 over "
-                  f"{report['config']['samples']:,} surface samples each way; {start}):", "",
-                  head,
-                  _row("IK Chamfer-L1", ik["chamfer"], cats),
-                  _row("rest pose (no deformation)", ik["rest_chamfer"], cats),
-                  _row("reconstruction: mean vertex error", ik["vertex_error"], cats),
-                  _row("rest pose", ik["rest_vertex_error"], cats), ""]
+        lines += _ik_lines(ik, report["config"], cats)
     if plaus:
         s, d, u = plaus["samples"], plaus["data"], plaus.get("unit_samples")
         r, lim = plaus.get("reconstructions"), plaus.get("limited_samples")
@@ -128,6 +170,8 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
             lines += [_row("mean edge strain", roll["strain"], cats),
                       _row("engine's mean edge strain", roll["engine_strain"], cats)]
         lines += [""]
+    if articulated:
+        lines += _articulated_lines(articulated)
     cal = config.get("calibration")
     if cal:
         lines += [f"## Calibration: `{calibrate_command}`", "",
@@ -185,9 +229,23 @@ def main() -> None:
                                                    "--weights weights/neurok-base "
                                                    "--per-category 2")
     ap.add_argument("--limits", type=Path, help="a Markdown file: the card's last section")
+    ap.add_argument("--articulated", type=Path, help="an IK report on articulated data (neurok "
+                    "eval --only ik --json); without it the card keeps the config's last one")
+    ap.add_argument("--articulated-command", default="neurok eval --data work/art3 --split test "
+                                                     "--only ik")
+    ap.add_argument("--articulated-generate", default="neurok dataset generate work/art3 "
+                                                      "--count 1200 --seed 2026 "
+                                                      "--categories articulated")
+    ap.add_argument("--trained-on-articulated", action="store_true",
+                    help="the bundle's training included articulated sequences")
     args = ap.parse_args()
     config = read_bundle_config(args.bundle)
     report = json.loads(args.report.read_text())
+    metrics = dict(config.get("metrics", {}))
+    if args.articulated:
+        metrics["articulated"] = articulated_metrics(
+            json.loads(args.articulated.read_text()), measured_by=args.articulated_command,
+            generated_by=args.articulated_generate, trained=args.trained_on_articulated)
     from ..model import load_bundle
 
     model, _ = load_bundle(args.bundle)
@@ -196,10 +254,10 @@ def main() -> None:
                   params=model.num_parameters(), size_mb=weights.stat().st_size / 1e6,
                   limits=args.limits.read_text() if args.limits else "",
                   calibrate_command=args.calibrate_command, name=args.bundle.name,
-                  history=args.history)
+                  history=args.history, articulated=metrics.get("articulated"))
     keep = {k: report[k] for k in ("inverse_kinematics", "plausibility", "rollout")
             if k in report}
-    update_bundle_config(args.bundle, metrics={**config.get("metrics", {}), "test": keep,
+    update_bundle_config(args.bundle, metrics={**metrics, "test": keep,
                                                "measured_by": args.eval_command})
     (args.bundle / CARD).write_text(card)
     sys.stdout.write(card)

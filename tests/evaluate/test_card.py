@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from neurok_cli.evaluate.card import render
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from neurok_cli.errors import UsageError
+from neurok_cli.evaluate.card import articulated_metrics, render
 
 CONFIG = {"model": {"width": 8, "depth": 1, "heads": 1, "latent_tokens": 2, "latent_dim": 4,
                     "n_points": 16, "n_query": 8},
@@ -83,3 +89,39 @@ def test_a_calibration_chosen_another_way_says_how():
                   name="b")
     assert "- soft: x3, the drops of the shared assets against the engine" in card
     assert "rollout error 0.1000" not in card
+
+
+def _ik(chamfer: float, rest: float) -> dict:
+    one = lambda x: {"articulated": x, "all": x}  # noqa: E731
+    return {"count": one(48.0), "chamfer": one(chamfer), "rest_chamfer": one(rest),
+            "vertex_error": one(0.05), "rest_vertex_error": one(0.09)}
+
+
+def test_the_articulated_split_gets_its_own_section_and_readme_row():
+    art_report = {"split": "test", "config": {"samples": 10_000, "ik_steps": 200,
+                                              "ik_start": "posterior", "seconds": 2.0},
+                  "inverse_kinematics": _ik(0.0164, 0.0566)}
+    art = articulated_metrics(art_report, measured_by="neurok eval --data A --only ik",
+                              generated_by="neurok dataset generate A")
+    report = {"split": "test", "config": {"seconds": 2.0}, "rollout": _rollout(True)}
+    card = render(CONFIG, report, generate="g", eval_command="e", calibrate_command="c",
+                  name="b", articulated=art)
+    assert "## Articulated test split: measured by `neurok eval --data A --only ik`" in card
+    assert "trained on no articulated sequence" in card
+    assert "| | articulated |\n|---|---|\n| IK Chamfer-L1 | 0.0164 |\n" in card
+    assert "| rest pose (no deformation) | 0.0566 |\n" in card
+    assert "Articulated" not in render(CONFIG, report, generate="g", eval_command="e",
+                                       calibrate_command="c", name="b")
+    spec = importlib.util.spec_from_file_location(
+        "results", Path(__file__).resolve().parents[2] / "benchmarks" / "results.py")
+    results = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(results)
+    (row,) = results._articulated_row(art)
+    assert "| 0.0164 | rest pose 0.0566 | `neurok eval --data A --only ik` |" in row
+    assert results._articulated_row(None) == []
+
+
+def test_an_articulated_report_without_inverse_kinematics_is_refused():
+    with pytest.raises(UsageError, match="no inverse kinematics"):
+        articulated_metrics({"split": "test", "config": {}}, measured_by="m",
+                            generated_by="g")
