@@ -109,6 +109,26 @@ def test_undamped_free_motion_keeps_its_energy_for_ten_seconds(spin):
         roll.energy["elastic"][:, 0].min())
 
 
+
+def test_a_mode_too_fast_to_follow_is_kept_stable_and_never_gains_energy():
+    """A mode faster than ACCURACY / MIN_STEP (a small, stiff body's squash) is not followed
+    step by step: the step stays at MIN_STEP, where RK4 is stable for it and damps it; a
+    slower mode's step follows it (ACCURACY / its frequency) and keeps its energy (above)."""
+    from neurok_cli.model.dynamics import ACCURACY, MIN_STEP, STABILITY
+
+    env = Environment(gravity=(0.0, 0.0, 0.0), ground=False, still_air=False)
+    slow = LatentDynamics(cube_body(), env)
+    assert slow.step_size() == pytest.approx(ACCURACY / slow.elastic_rate(), rel=1e-9)
+    body = cube_body(stiffness=2e5)
+    dyn, roll = run(body, env, seconds=2.0, q0=(0.01, 0.0, 0.005))
+    omega = dyn.elastic_rate()
+    assert ACCURACY / MIN_STEP < omega < STABILITY / MIN_STEP
+    assert dyn.step_size() == pytest.approx(MIN_STEP)
+    mech = (roll.energy["kinetic"] + roll.energy["elastic"])[:, 0]
+    assert torch.isfinite(roll.q).all()
+    assert (mech[1:] <= mech[:-1] * (1 + 1e-9)).all()
+    assert float(mech[-1]) < 1e-3 * float(mech[0])  # damped, as a real material would be
+
 def test_free_fall_is_ballistic_and_spin_is_kept():
     body = cube_body()
     env = Environment(gravity=(0.0, -9.81, 0.0), ground=False, still_air=False)  # vacuum
