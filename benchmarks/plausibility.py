@@ -65,24 +65,27 @@ def write_sheet(path: Path, n: int = 24) -> Path:
 
 
 def run_pair(name: str, preset: str, seconds: float, size: float | None, weights: str,
-             tmp: Path, engine: bool = True) -> tuple[dict, dict]:
+             tmp: Path, engine: bool = True, material: str = "auto") -> tuple[dict, dict]:
     """One asset under one preset, through both commands: a row and the frames of each
-    (``engine=False``: `neurok animate` alone)."""
+    (``engine=False``: `neurok animate` alone). ``material``: as ``--material`` (auto: the
+    engine simulates the category animate chose)."""
     src = SHARED / ASSETS[name] if ASSETS[name] else write_sheet(tmp / f"{name}.obj")
     t0 = time.perf_counter()
     a_out = tmp / f"{name}-{preset}-animate.glb"
     rep = animate(AnimateConfig(input=src, output=a_out, seconds=seconds, preset=preset,
-                                size=size, weights=weights))
+                                size=size, weights=weights, material=material))
     t1 = time.perf_counter()
     s_out = tmp / f"{name}-{preset}-simulate.glb"
     if engine:
         cond, height = preset_conditions(preset, rep.category, rep.size_m, Overrides())
-        simulate(SimulateConfig(input=src, output=s_out, seconds=seconds, material=rep.category,
+        simulate(SimulateConfig(input=src, output=s_out, seconds=seconds,
+                                material=rep.category if material == "auto" else material,
                                 size=rep.size_m if size is None else size, drop=height,
                                 conditions=cond))
     t2 = time.perf_counter()
     row = {"asset": name, "preset": preset, "category": rep.category, "size_m": rep.size_m,
-           "mass_kg": rep.mass_kg, "animate_s": t1 - t0, "simulate_s": t2 - t1}
+           "mass_kg": rep.mass_kg, "animate_s": t1 - t0, "simulate_s": t2 - t1,
+           "steps": rep.steps, "material": material}
     clips = {}
     for who, path in (("animate", a_out), ("engine", s_out))[:2 if engine else 1]:
         frames, faces = _frames(path)

@@ -129,6 +129,44 @@ def test_a_mode_too_fast_to_follow_is_kept_stable_and_never_gains_energy():
     assert (mech[1:] <= mech[:-1] * (1 + 1e-9)).all()
     assert float(mech[-1]) < 1e-3 * float(mech[0])  # damped, as a real material would be
 
+
+def test_modes_past_the_fastest_are_given_inertia_and_the_slower_ones_kept():
+    from neurok_cli.model.dynamics import _lifted_inertia
+
+    g = torch.Generator().manual_seed(0)
+    B = torch.randn(5, 5, generator=g, dtype=F64)
+    M = B @ B.T + 5 * torch.eye(5, dtype=F64)
+    C = torch.randn(5, 5, generator=g, dtype=F64)
+    K = C @ torch.diag(torch.logspace(0, 6, 5, dtype=F64)) @ C.T  # rates over 3 decades
+    fastest = 30.0
+
+    def rates(mass):
+        return torch.linalg.eigvals(torch.linalg.solve(mass, K)).real.sort().values.sqrt()
+
+    before, after = rates(M), rates(M + _lifted_inertia(M, K, fastest))
+    assert (before > fastest).any() and (before < fastest).any()
+    assert torch.allclose(after, before.clamp_max(fastest), rtol=1e-8)
+
+
+def test_a_stiff_body_moves_at_the_step_floor_and_keeps_its_energy_books():
+    """A wooden cube's modes (thousands of rad/s) get inertia down to FASTEST_MODE: the step
+    is the floor, not 1.5 / their frequency, and a drop's energy balance still closes."""
+    from neurok_cli.model.dynamics import FASTEST_MODE, LATENT_INERTIA, MIN_STEP
+
+    stiff = LatentDynamics(cube_body(stiffness=1e8),
+                           Environment(gravity=(0.0, -9.81, 0.0), ground=False))
+    assert stiff.elastic_rate() == pytest.approx(FASTEST_MODE, rel=1e-6)
+    assert stiff.step_size() == pytest.approx(MIN_STEP)
+    soft = LatentDynamics(cube_body(), Environment(gravity=(0.0, -9.81, 0.0), ground=False))
+    floor = LATENT_INERTIA * torch.linalg.eigvalsh(soft.M0 - soft.latent_inertia)[-1]
+    assert torch.allclose(soft.latent_inertia, floor * torch.eye(3, dtype=F64))  # none added
+    body = cube_body(stiffness=1e8, height=0.5)
+    env = Environment(gravity=(0.0, -9.81, 0.0), ground=True)
+    _, roll = run(body, env, seconds=1.5, q0=(0.0, 0.0, 0.0))
+    assert torch.isfinite(roll.q).all()
+    assert roll.steps < 1.5 / MIN_STEP * 3  # the contact shortens some steps, no more
+    assert drift(roll) < 0.02
+
 def test_free_fall_is_ballistic_and_spin_is_kept():
     body = cube_body()
     env = Environment(gravity=(0.0, -9.81, 0.0), ground=False, still_air=False)  # vacuum
