@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..model.bundle import CARD, read_bundle_config, update_bundle_config
+from ..sim.articulated import FAMILIES, TEST_FAMILIES
 from .suite import MAX_PEAK
 
 
@@ -20,6 +21,11 @@ def _row(label: str, table: dict, cats: list[str], fmt: str = "{:.4f}") -> str:
     return f"| {label} | " + " | ".join(fmt.format(table.get(c, float("nan"))) for c in cats) \
         + " |"
 
+
+def _names(words) -> str:
+    """"a, b and c" of plural family names."""
+    plural = [w if w.endswith("s") else f"{w}s" for w in words]
+    return ", ".join(plural[:-1]) + f" and {plural[-1]}" if len(plural) > 1 else plural[0]
 
 
 def _head(cats: list[str]) -> str:
@@ -48,10 +54,11 @@ def _articulated_lines(art: dict) -> list[str]:
     ik = art["inverse_kinematics"]
     cats = [c for c in ik["count"] if c != "all"]
     trained = art.get("trained_on_articulated", False)
+    train = [f for f in FAMILIES if f not in TEST_FAMILIES]
     return [f"## Articulated test split: measured by `{art['measured_by']}`", "",
             f"Objects of rigid parts on hinges and sliders, generated with "
-            f"`{art['generated_by']}`; its test split holds laptops and lamps, families never "
-            "seen in training (chests, cabinets and drawers train). "
+            f"`{art['generated_by']}`; its test split holds {_names(TEST_FAMILIES)}, families "
+            f"never seen in training ({_names(train)} train). "
             + ("This bundle's training included the articulated training split."
                if trained else "This bundle was trained on no articulated sequence: the "
                "figures are how far its latent space reaches objects of another kind."), ""] \
