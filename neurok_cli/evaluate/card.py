@@ -23,7 +23,7 @@ def _row(label: str, table: dict, cats: list[str], fmt: str = "{:.4f}") -> str:
 
 
 def _names(words) -> str:
-    """"a, b and c" of plural family names."""
+    """Family names in the plural, joined as in "a, b and c"."""
     plural = [w if w.endswith("s") else f"{w}s" for w in words]
     return ", ".join(plural[:-1]) + f" and {plural[-1]}" if len(plural) > 1 else plural[0]
 

@@ -604,10 +604,7 @@ class LatentDynamics(nn.Module):
 
     def elastic_rate(self) -> float:
         """The highest angular frequency (rad/s) of the reduced elastic modes at rest."""
-        L = torch.linalg.cholesky(self.M0 + 1e-12 * self.M0.diagonal().mean()
-                                  * torch.eye(self.k, dtype=self.M0.dtype))
-        Linv = torch.linalg.inv(L)
-        lam = torch.linalg.eigvalsh(Linv @ self.K0 @ Linv.T).clamp_min(0.0)
+        lam, _ = _modes(self.M0, self.K0)
         return float(lam.max().sqrt())
 
     def pin_rate(self) -> float:
@@ -736,6 +733,14 @@ class LatentDynamics(nn.Module):
         return self.kick(y, torch.ones(arm.shape[1], dtype=torch.bool), field)
 
 
+def _modes(M: Tensor, K: Tensor) -> tuple[Tensor, Tensor]:
+    """The elastic modes of stiffness K and mass M (k, k): squared frequencies (k,), not
+    below 0, and the modes as columns (k, k), M-orthonormal (Vᵀ M V = I, Vᵀ K V = diag)."""
+    L = torch.linalg.cholesky(M + 1e-12 * M.diagonal().mean() * torch.eye(len(M), dtype=M.dtype))
+    Linv = torch.linalg.inv(L)
+    lam, U = torch.linalg.eigh(Linv @ K @ Linv.T)
+    return lam.clamp_min(0.0), Linv.T @ U
+
 
 def _lifted_inertia(M: Tensor, K: Tensor, fastest: float) -> Tensor:
     """Inertia (k, k) that brings every elastic mode of (K, M) faster than ``fastest`` rad/s
@@ -746,13 +751,11 @@ def _lifted_inertia(M: Tensor, K: Tensor, fastest: float) -> Tensor:
     With the inertia they vibrate at ``fastest``, where the step is MIN_STEP and RK4 damps
     them; the stiffness, so every static sag, is unchanged. The added inertia is constant,
     so the Lagrangian keeps its form (no Christoffel terms) and the energy books stay exact."""
-    L = torch.linalg.cholesky(M + 1e-12 * M.diagonal().mean() * torch.eye(len(M), dtype=M.dtype))
-    Linv = torch.linalg.inv(L)
-    lam, U = torch.linalg.eigh(Linv @ K @ Linv.T)
-    V = Linv.T @ U  # M-orthonormal modes: Vᵀ M V = I, Vᵀ K V = diag(lam)
-    extra = (lam.clamp_min(0.0) / fastest**2 - 1.0).clamp_min(0.0)  # (k,)
+    lam, V = _modes(M, K)
+    extra = (lam / fastest**2 - 1.0).clamp_min(0.0)  # (k,): M v -> (1 + extra) M v
     MV = M @ V
     return (MV * extra) @ MV.T
+
 
 def integrate(func: nn.Module, y: Tensor, t0: float, t1: float, *, method: str = "rk4",
               step: float = 1e-3, rtol: float = 1e-6, atol: float = 1e-8) -> Tensor:

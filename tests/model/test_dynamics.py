@@ -109,7 +109,6 @@ def test_undamped_free_motion_keeps_its_energy_for_ten_seconds(spin):
         roll.energy["elastic"][:, 0].min())
 
 
-
 def test_a_mode_too_fast_to_follow_is_kept_stable_and_never_gains_energy():
     """A mode faster than ACCURACY / MIN_STEP (a small, stiff body's squash) is not followed
     step by step: the step stays at MIN_STEP, where RK4 is stable for it and damps it; a
@@ -127,7 +126,7 @@ def test_a_mode_too_fast_to_follow_is_kept_stable_and_never_gains_energy():
     mech = (roll.energy["kinetic"] + roll.energy["elastic"])[:, 0]
     assert torch.isfinite(roll.q).all()
     assert (mech[1:] <= mech[:-1] * (1 + 1e-9)).all()
-    assert float(mech[-1]) < 1e-3 * float(mech[0])  # damped, as a real material would be
+    assert float(mech[-1]) < 1e-3 * float(mech[0])  # damped by the integrator
 
 
 def test_modes_past_the_fastest_are_given_inertia_and_the_slower_ones_kept():
@@ -166,6 +165,7 @@ def test_a_stiff_body_moves_at_the_step_floor_and_keeps_its_energy_books():
     assert torch.isfinite(roll.q).all()
     assert roll.steps < 1.5 / MIN_STEP * 3  # the contact shortens some steps, no more
     assert drift(roll) < 0.02
+
 
 def test_free_fall_is_ballistic_and_spin_is_kept():
     body = cube_body()
