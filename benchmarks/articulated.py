@@ -4,8 +4,8 @@ and `neurok simulate` of the example chest and cabinet, preset by preset, side b
     python benchmarks/articulated.py [--examples chest cabinet] [--presets open close swing
         drop] [--seconds 2] [--json out.json] [--sheet out.png]
 
-Both commands find the same rig (articulation.py) and start it the same way; animate moves
-it in its joint coordinates (linkage.py), the engine as rigid bodies on hinges and sliders
+Both commands find the same rig (rig/articulation.py) and start it the same way; animate moves
+it in its joint coordinates (rig/linkage.py), the engine as rigid bodies on hinges and sliders
 with the base free on the ground (MuJoCo). Per run: the largest difference over the clip of
 each jointed part's turn relative to the base (degrees), the largest edge strain inside any
 part (rigid parts: 0), the parts' end turn, and each command's wall time (one process,
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from neurok_cli.animate import AnimateConfig, animate
-from neurok_cli.animate_rig import asset_pieces
+from neurok_cli.deform.animate import AnimateConfig, animate
 from neurok_cli.io.mesh import load_mesh
-from neurok_cli.simulate import SimulateConfig, simulate
+from neurok_cli.rig.animate import asset_pieces
+from neurok_cli.sim.simulate import SimulateConfig, simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plausibility import _frames, report  # noqa: E402

@@ -7,7 +7,7 @@ the test split of an articulated dataset (laptops and lamps, families never in t
 Per pair (a test sequence's first frame as the rest, one of its later frames observed,
 aligned, centred and scaled as `neurok eval` pairs them): the rig is found on the rest as
 animate finds it (its pieces are the sequence's parts), the joints and the base's pose are
-fitted (fit_rig.py), and the Chamfer-L1 of the rig's surface points so posed (10,000, the
+fitted (rig/fit.py), and the Chamfer-L1 of the rig's surface points so posed (10,000, the
 rest's sample points' places in the observed frame as the target; unit: its bounding-box
 diagonal, as `neurok eval` measures IK) is reported next to the rest pose's, with each
 joint's error against the engine's own joint positions and whether the rig found the true
@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from neurok_cli.animate_rig import asset_pieces
 from neurok_cli.data.dataset import canonical_transform
 from neurok_cli.data.geometry import barycentric_points, kabsch, sample_surface
 from neurok_cli.evaluate.metrics import chamfer_l1
-from neurok_cli.fit_rig import RigFitter, fit_shapes
 from neurok_cli.io.asset import Asset, Part
+from neurok_cli.rig.animate import asset_pieces
+from neurok_cli.rig.fit import RigFitter, fit_shapes
 
 
 def pair(path: Path, rng: np.random.Generator, samples: int = 10_000) -> dict:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from neurok_cli.animate import resolve_weights
+from neurok_cli.deform.animate import resolve_weights
 from neurok_cli.evaluate.suite import EvalConfig, rollout_errors
 from neurok_cli.model import load_bundle
 

@@ -29,7 +29,7 @@ from neurok_cli.data.format import load_sequence, sequence_files
 from neurok_cli.evaluate.metrics import rigid_residual
 from neurok_cli.evaluate.plausibility import crumple
 from neurok_cli.io.atomic import atomic_path
-from neurok_cli.sim.scene import closed_volume
+from neurok_cli.scenario.mass import closed_volume
 
 
 def _aligned(frames: np.ndarray, rest: np.ndarray) -> np.ndarray:

@@ -23,9 +23,9 @@ import trimesh
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from neurok_cli.io import render  # noqa: E402
-from neurok_cli.io.render import Camera, RenderPart, available_backends, render_frames  # noqa: E402
-from neurok_cli.io.video import write_video  # noqa: E402
+from neurok_cli.render import renderer as render
+from neurok_cli.render.renderer import Camera, RenderPart, available_backends, render_frames
+from neurok_cli.render.video import write_video
 
 
 def deforming_sphere(n_frames: int) -> tuple[np.ndarray, np.ndarray]:

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from neurok_cli.sim.conditions import Conditions
+from neurok_cli.scenario.conditions import Conditions
 from neurok_cli.sim.generate import GenerateConfig, generate
-from neurok_cli.simulate import SimulateConfig, simulate
+from neurok_cli.sim.simulate import SimulateConfig, simulate
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "assets"
 ASSETS = [("penguin.obj", "soft", []), ("spot/spot_triangulated.obj", "soft", []),

@@ -28,16 +28,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from neurok_cli.animate import resolve_weights
 from neurok_cli.data.dataset import PairDataset, SamplingConfig, canonical_transform
 from neurok_cli.data.format import load_sequence
 from neurok_cli.data.geometry import barycentric_points, face_normals, kabsch
+from neurok_cli.deform.animate import resolve_weights
+from neurok_cli.deform.motion import MotionConfig, encode_object, reduced_subspace
 from neurok_cli.evaluate.metrics import bbox_diagonal
 from neurok_cli.evaluate.suite import _stratified
 from neurok_cli.io.atomic import atomic_path
 from neurok_cli.model import load_bundle
 from neurok_cli.model.drive import farthest_point_sample
-from neurok_cli.motion import MotionConfig, encode_object, reduced_subspace
 
 COLUMNS = ("rest", "posterior", "inverse kinematics", "active subspace")
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import neurok_cli.model.dynamics as dynamics
+import neurok_cli.model.dynamics.core as dynamics
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plausibility import ASSETS, run_pair  # noqa: E402

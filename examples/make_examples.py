@@ -16,10 +16,10 @@ import io
 from pathlib import Path
 
 import numpy as np
+from neurok_cli.io.gltf.write import write_animated
 from PIL import Image
 
 from neurok_cli.io.asset import Asset, Material, Part
-from neurok_cli.io.gltf import write_animated
 
 HERE = Path(__file__).resolve().parent
 
@@ -88,8 +88,10 @@ def blob(subdivisions: int = 3, seed: int = 7) -> None:
 def articulated(family: str, seed: int, angle: float) -> None:
     """A generated chest or cabinet, its lid or door turned ``angle`` degrees open on its
     hinge, written as GLB with each part its own node (metres, +Y up, on y = 0)."""
-    from neurok_cli.io.gltf_build import build_document
-    from neurok_cli.sim.articulated import axis_rotation, make_articulated
+    from neurok_cli.io.gltf.build import build_document
+
+    from neurok_cli.scenario.joints import axis_rotation
+    from neurok_cli.sim.articulated import make_articulated
 
     obj = make_articulated(family, np.random.default_rng(seed))
     v, f, owner = obj.mesh()

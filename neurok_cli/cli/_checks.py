@@ -41,7 +41,7 @@ NUMBERS: dict[str, Range] = {
     "strain_limit": Range(0.0, 10.0, inf_ok=True),
     "size": Range(MIN_SIZE_M, MAX_SIZE_M),
     "drop": Range(0.0, 100.0),
-    # a height in the file's own units (which may be mm): finite; placement.py also refuses
+    # a height in the file's own units (which may be mm): finite; scenario/placement.py also refuses
     # one more than MAX_GROUND_DISTANCE sizes from the asset
     "ground_at": Range(-1e9, 1e9),
     "friction": Range(0.0, 10.0),
@@ -81,20 +81,20 @@ OVERRIDES: dict[tuple[str, str], Range] = {
 
 
 def _vector(flag: str, value: str) -> None:
-    from ..sim.conditions import parse_vector
+    from ..scenario.conditions import parse_vector
 
     parse_vector(value, flag)
 
 
 def _pins(flag: str, value: list[str]) -> None:
-    from ..sim.conditions import check_region
+    from ..scenario.conditions import check_region
 
     for expr in value:
         check_region(expr, flag)
 
 
 def _pushes(flag: str, value: list[str]) -> None:
-    from ..sim.conditions import parse_impulse
+    from ..scenario.conditions import parse_impulse
 
     for text in value:
         parse_impulse(text)
@@ -107,7 +107,7 @@ TEXTS: dict[str, Callable[[str, Any], None]] = {
 
 
 def _motion_output(flag: str, value: Path, values: dict[str, Any]) -> None:
-    from ..io.export import check_output
+    from ..render.export import check_output
 
     check_output(value, values.get("fmt"))
 

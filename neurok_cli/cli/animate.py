@@ -17,7 +17,7 @@ PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free", "open", "close",
 
 
 def _vector(text: str | None, name: str):
-    from ..sim.conditions import parse_vector
+    from ..scenario.conditions import parse_vector
 
     return None if text is None else parse_vector(text, name)
 
@@ -98,11 +98,11 @@ def animate(
 
       neurok animate chest.glb --preset open     (parts on hinges: neurok info lists them)
     """
-    from ..animate import AnimateConfig, Overrides, report_rows
-    from ..animate import animate as run_animate
-    from ..articulation import parse_joint
-    from ..io.export import ExportOptions
-    from ..sim.conditions import parse_impulse
+    from ..deform.animate import AnimateConfig, Overrides, report_rows
+    from ..deform.animate import animate as run_animate
+    from ..render.export import ExportOptions
+    from ..rig.articulation import parse_joint
+    from ..scenario.conditions import parse_impulse
 
     over = Overrides(gravity=_vector(gravity, "--gravity"), ground=ground, friction=friction,
                      pins=list(pin) if pin else None, velocity=_vector(velocity, "--velocity"),

@@ -93,12 +93,12 @@ def fit(
 
       neurok fit open.obj --rest chest.glb --articulated -o lid.json   (the lid's angle)
     """
-    from ..animate import AnimateConfig, Overrides
-    from ..animate import animate as run_animate
+    from ..deform.animate import AnimateConfig, Overrides
+    from ..deform.animate import animate as run_animate
+    from ..deform.fit import FitConfig, continuation, result_json, write_result
+    from ..deform.fit import fit as run_fit
     from ..errors import UsageError
-    from ..fit import FitConfig, continuation, result_json, write_result
-    from ..fit import fit as run_fit
-    from ..sim.conditions import parse_impulse, parse_vector
+    from ..scenario.conditions import parse_impulse, parse_vector
 
     if start not in ("first", "last"):
         raise UsageError(f"--from must be first or last, not {start!r}")
@@ -155,11 +155,11 @@ def fit(
 
 def _fit_joints(cfg, joints: list[str], output: Path, json_out: bool,
                 then_animate: Path | None) -> None:
-    """``--articulated``: the joints' positions of each observed shape (fit_rig.py)."""
-    from ..articulation import parse_joint
+    """``--articulated``: the joints' positions of each observed shape (rig/fit.py)."""
+    from ..deform.fit import write_json
     from ..errors import UsageError
-    from ..fit import write_json
-    from ..fit_rig import fit_rig
+    from ..rig.articulation import parse_joint
+    from ..rig.fit import fit_rig
 
     if then_animate is not None:
         raise UsageError("--then-animate: not for a joint fit (--articulated); animate the "

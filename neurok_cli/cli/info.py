@@ -35,8 +35,8 @@ def info(
     if file.is_dir():
         data = describe(file, up=up)
     else:  # a file is read once, for its facts and its joints
-        from ..animate_rig import file_rig
         from ..io.mesh import load_mesh
+        from ..rig.animate import file_rig
 
         asset = load_mesh(file, up=up)
         data = {**describe_file(asset), "rig": file_rig(asset)}

@@ -54,8 +54,8 @@ def preview(
 
       neurok preview out.glb -o still.png --at 1.5 --width 1280 --height 960
     """
-    from ..preview import PreviewConfig
-    from ..preview import preview as run_preview
+    from ..render.preview import PreviewConfig
+    from ..render.preview import preview as run_preview
 
     cfg = PreviewConfig(input=file, output=output or beside(file, ""),
                         fps=fps, width=width, height=height, azimuth=azimuth,

@@ -98,11 +98,11 @@ def simulate(
 
       neurok simulate chest.glb --preset open   (a lid on its hinge)
     """
-    from ..articulation import parse_joint
-    from ..io.export import ExportOptions
-    from ..sim.conditions import Conditions, parse_impulse, parse_vector
-    from ..simulate import SimulateConfig, report_rows
-    from ..simulate import simulate as run_simulate
+    from ..render.export import ExportOptions
+    from ..rig.articulation import parse_joint
+    from ..scenario.conditions import Conditions, parse_impulse, parse_vector
+    from ..sim.simulate import SimulateConfig, report_rows
+    from ..sim.simulate import simulate as run_simulate
 
     cond = Conditions(gravity=parse_vector(gravity, "--gravity"), ground=ground,
                       friction=friction, velocity=parse_vector(velocity, "--velocity"),

@@ -42,7 +42,7 @@ from .format import (
 )
 
 if TYPE_CHECKING:
-    from ..io.gltf_doc import GltfDocument
+    from ..io.gltf.doc import GltfDocument
 
 DEFAULT_FPS = 30.0
 UP_AXES = ("y", "z")
@@ -102,7 +102,7 @@ def _sequence(name: str, rest: np.ndarray, faces: np.ndarray, frames: np.ndarray
 # --- glTF -----------------------------------------------------------------------------------
 def _sample_gltf(path: Path, index: int, fps: float | None):
     """Sample animation ``index``: at ``fps``, else at its keys if evenly spaced, else 30 fps."""
-    from ..io.gltf_read import read_animated
+    from ..io.gltf.read import read_animated
 
     scene = read_animated(path, fps=fps, animations=[index])
     if fps is not None:
@@ -139,7 +139,7 @@ def _gltf_sequences(path: Path, fps: float | None, which: list[int] | None) -> l
 def _gltf_animation_count(path: Path, doc: GltfDocument | None = None) -> int:
     """How many animations the glTF at ``path`` holds (``doc``: it, already read)."""
     if doc is None:
-        from ..io.gltf_doc import load_document
+        from ..io.gltf.doc import load_document
 
         doc = load_document(path)
     count = len(doc.gltf.animations)

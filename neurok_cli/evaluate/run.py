@@ -19,7 +19,7 @@ Progress = Callable[[str, int, int], None]
 
 
 def _load(weights: str, device: str):
-    from ..animate import resolve_weights
+    from ..deform.animate import resolve_weights
     from ..model import load_bundle
 
     folder = resolve_weights(weights)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from .gltf_doc import GltfDocument
+    from .gltf.doc import GltfDocument
 
 
 @dataclass

@@ -12,7 +12,7 @@ from .mesh import guess_units, load_mesh
 
 
 def _animations(asset: Asset) -> list[dict]:
-    from .gltf_anim import Sampler
+    from .gltf.anim import Sampler
 
     doc = asset.document
     if doc is None:

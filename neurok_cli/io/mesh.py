@@ -20,8 +20,8 @@ MAX_COORDINATE = 1e15  # |x| in file units; beyond it float32 exports and square
 
 
 def _load_gltf(path: Path) -> tuple[list[Part], list[str], dict]:
-    from .gltf_doc import load_document
-    from .gltf_scene import load_gltf_parts
+    from .gltf.doc import load_document
+    from .gltf.scene import load_gltf_parts
 
     doc = load_document(path)
     parts, warnings = load_gltf_parts(doc)

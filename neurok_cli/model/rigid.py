@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .._jit import njit
 from ..errors import UsageError
+from ._jit import njit
 
 _TINY = 1e-12
 

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import UsageError
+from ..scenario.joints import SHEET, Joint, RigBody, closed_surface
 from .scene import from_mj, to_mj
 
 FAMILIES = ("chest", "cabinet", "drawers", "laptop", "lamp")
@@ -29,23 +30,9 @@ TEST_FAMILIES = ("laptop", "lamp")
 TIMESTEP = 1 / 600  # s: rigid parts need no finer step; 20 steps to a 30 fps frame
 SUBDIVIDE = 2  # each box's 12 triangles split in four this many times (98 vertices a box)
 PUSH_TIME = 0.02  # s a push's force acts over
-SHEET = 1e-3  # m: the thickness an open surface (a part bounding no solid) is taken to have
 FRICTION = 0.8
 LIMIT_STIFFNESS = 2 * TIMESTEP  # s: a limit's time constant, the stiffest the step allows (a
 # lid slammed shut went 3-4 degrees past it at MuJoCo's default 0.02 s)
-
-
-@dataclass
-class Joint:
-    """How a part hangs from its parent, in the design pose: a hinge turns about the line
-    through ``anchor`` along ``axis``, a slider moves along ``axis``; ``limits`` (rad or m)
-    bound its position, 0 in the design pose."""
-
-    kind: str  # "hinge" or "slide"
-    axis: tuple[float, float, float]
-    anchor: tuple[float, float, float]
-    limits: tuple[float, float]
-    damping: float  # N m s / rad (hinge) or N s / m (slide)
 
 
 @dataclass
@@ -89,13 +76,6 @@ class Articulated:
         return [{"part": part.name, "parent": self.parts[part.parent].name,
                  **asdict(part.joint), "q0": q}
                 for part, q in zip(jointed, self.q0, strict=True)]
-
-
-def axis_rotation(axis, angle: float) -> np.ndarray:
-    """The rotation (3, 3) by ``angle`` (rad) about the unit ``axis``, right-handed."""
-    x, y, z = np.asarray(axis, float)
-    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
 
 
 def _box(lo, hi) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -290,13 +270,6 @@ def _f(a) -> str:
     return " ".join(f"{x:.7g}" for x in np.asarray(a, float).reshape(-1))
 
 
-def closed_surface(faces: np.ndarray) -> bool:
-    """Whether a surface bounds a solid: every edge is shared by an even number of faces
-    (boxes that touch at welded corners still do)."""
-    e = np.sort(np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]), axis=1)
-    return len(e) > 0 and bool((np.unique(e, axis=0, return_counts=True)[1] % 2 == 0).all())
-
-
 def _pieces(vertices: np.ndarray, faces: np.ndarray):
     """A part as MuJoCo takes it -> (vertices, faces, closed): its surface, and whether it
     bounds a solid (else it is a sheet). A closed part is handed over
@@ -351,18 +324,6 @@ def _mjcf(names, parents, joints, geoms, assets, gravity, timestep) -> str:
             f'<default><geom friction="{FRICTION:g} 0.005 0.0001" solref="0.005 1"/></default>\n'
             f'{assets}<worldbody>\n<geom name="ground" type="plane" size="0 0 1"/>\n'
             f'{body(0, 0)}\n</worldbody>\n</mujoco>\n')
-
-
-@dataclass
-class RigBody:
-    """A part of a rig as the engine takes it: its surface (metres, +Y up, as given), its
-    parent and the joint it hangs by (position 0 as given; None for the base)."""
-
-    name: str
-    vertices: np.ndarray
-    faces: np.ndarray
-    parent: int
-    joint: Joint | None
 
 
 @dataclass

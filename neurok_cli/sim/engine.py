@@ -12,13 +12,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DependencyError, UsageError
-from .conditions import select_region
+from ..scenario.conditions import select_region
+from ..scenario.mass import AIR_DENSITY, DRAG, closed_volume
 from .lattice import carry_weights
-from .scene import SceneSpec, build_xml, closed_volume, from_mj, to_mj
-
-AIR_DENSITY = 1.2  # kg/m^3
-DRAG = 1.0  # pressure coefficient of a flat plate
-
+from .scene import SceneSpec, build_xml, from_mj, to_mj
 
 ENGINE_WARNINGS: list[str] = []  # what MuJoCo warned about in this process (kept short)
 

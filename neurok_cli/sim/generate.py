@@ -31,8 +31,8 @@ from ..data.format import (
 from ..errors import NeurokError, UsageError
 from ..io.atomic import atomic_path, remove_partials
 from ..limits import check_frames
+from ..scenario.conditions import CATEGORIES, Conditions, Impulse, SimMaterial
 from . import articulated as art
-from .conditions import CATEGORIES, Conditions, Impulse, SimMaterial
 from .engine import SimResult, run
 from .sampling import STAR_SHAPED, sample_conditions, sample_dof, sample_material
 from .scene import build_xml

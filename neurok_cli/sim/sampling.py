@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conditions import Conditions, Impulse, SimMaterial
+from ..scenario.conditions import Conditions, Impulse, SimMaterial
 
 STAR_SHAPED = ("sphere", "ellipsoid", "superquadric", "blob", "capsule", "box")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UsageError
-from .conditions import CATEGORIES, Conditions, SimMaterial
+from ..scenario.conditions import CATEGORIES, Conditions, SimMaterial
 
 # (x, y, z) with +Y up -> (x, -z, y) with +Z up
 _TO_MJ = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])
@@ -136,24 +136,3 @@ def build_xml(spec: SceneSpec) -> str:
         f'<size memory="{_memory_mb(spec)}M"/>\n'
         f'<worldbody>\n{ground}\n{_flex_xml(spec)}\n</worldbody>\n</mujoco>\n')
 
-
-def closed_volume(vertices: np.ndarray, faces: np.ndarray) -> float:
-    """Signed volume of a closed, outward-oriented surface (m^3)."""
-    a, b, c = (vertices[faces[:, i]] for i in range(3))
-    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
-
-
-def surface_area(vertices: np.ndarray, faces: np.ndarray) -> float:
-    a, b, c = (vertices[faces[:, i]] for i in range(3))
-    return float(np.linalg.norm(np.cross(b - a, c - a), axis=1).sum() / 2)
-
-
-def total_mass(vertices: np.ndarray, faces: np.ndarray, category: str,
-               material: SimMaterial) -> float:
-    """Mass from density: area x thickness for cloth, enclosed volume for solids (kg)."""
-    if category == "cloth":
-        return material.density * surface_area(vertices, faces) * material.thickness
-    vol = abs(closed_volume(vertices, faces))
-    if vol <= 0:  # an open "solid": use half its bounding box
-        vol = 0.5 * float(np.prod(np.maximum(np.ptp(vertices, axis=0), 1e-3)))
-    return material.density * vol

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
-from .conditions import Conditions, SimMaterial, check_not_all, pinned_by, select_region
+from ..scenario.conditions import Conditions, SimMaterial, check_not_all, pinned_by, select_region
+from ..scenario.mass import total_mass
+from ..scenario.presets import DEFAULT_BEAM_PIN
 from .lattice import lattice, thickness
-from .scene import CELL_DOFS, TIMESTEPS, SceneSpec, from_mj, to_mj, total_mass
-
-DEFAULT_BEAM_PIN = "x<0.02"
+from .scene import CELL_DOFS, TIMESTEPS, SceneSpec, from_mj, to_mj
 
 
 def auto_cells(extent: np.ndarray, category: str, dof: str) -> tuple[int, int, int]:

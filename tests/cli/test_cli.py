@@ -156,12 +156,12 @@ def test_console_script_runs_as_a_process(tmp_path):
 
 
 def test_a_bug_is_one_line_and_exit_status_2_and_its_traceback_on_request(monkeypatch):
-    import neurok_cli.animate
+    import neurok_cli.deform.animate
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(neurok_cli.animate, "animate", broken)
+    monkeypatch.setattr(neurok_cli.deform.animate, "animate", broken)
     args = ["animate", str(asset_path("spot")), "-o", "x.glb"]
     result = _run(*args)
     assert result.exit_code == 2

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from neurok_cli.animate import resolve_weights
 from neurok_cli.cli import app
+from neurok_cli.deform.animate import resolve_weights
 from neurok_cli.evaluate.suite import MAX_PEAK
 from neurok_cli.model.bundle import read_bundle_config
 from neurok_cli.sim.generate import GenerateConfig, generate

@@ -45,7 +45,7 @@ SOURCES = {"blob.glb": "blob", "blob.usdc": "blob", "truck.glb": "truck"}
 def made(tmp_path_factory):
     """``made(name)``: `neurok animate` for 1 s of the blob (to ``blob.glb``, ``blob.usdc``) or
     of the milk truck (``truck.glb``; skips without the shared assets), each made once."""
-    from neurok_cli.animate import AnimateConfig, animate
+    from neurok_cli.deform.animate import AnimateConfig, animate
 
     folder = tmp_path_factory.mktemp("interop")
 

@@ -75,8 +75,8 @@ def test_failed_write_keeps_the_old_folder(tmp_path):
 def test_a_folder_records_its_frame_rate_and_up_axis(tmp_path):
     """OBJ and PLY carry neither: frames.json does, and preview, fit and info read it."""
     from neurok_cli.io.describe import describe, summary_rows
-    from neurok_cli.io.export import export_motion
-    from neurok_cli.preview import PreviewConfig, _load_motion
+    from neurok_cli.render.export import export_motion
+    from neurok_cli.render.preview import PreviewConfig, _load_motion
 
     teapot = load_mesh(asset_path("teapot"))  # STL: +Z up
     assert teapot.up == "z"

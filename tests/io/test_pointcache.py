@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from neurok_cli.cli import app
 from neurok_cli.errors import InputError
-from neurok_cli.io.export import ExportOptions, export_motion
 from neurok_cli.io.frames import read_frames
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.io.pointcache import cache_order, read_mdd, read_pc2, write_mdd, write_pc2
+from neurok_cli.render.export import ExportOptions, export_motion
 from tests.conftest import assert_one_error_line, asset_path, wobble
 
 runner = CliRunner()

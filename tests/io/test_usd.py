@@ -8,10 +8,10 @@ from typer.testing import CliRunner
 
 from neurok_cli.cli import app
 from neurok_cli.io.asset import Material
-from neurok_cli.io.export import ExportOptions, export_motion
 from neurok_cli.io.frames import read_frames
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.io.normals import vertex_normals
+from neurok_cli.render.export import ExportOptions, export_motion
 from tests.conftest import assert_one_error_line, asset_path, wobble
 
 pxr = pytest.importorskip("pxr")

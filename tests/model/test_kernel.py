@@ -1,4 +1,4 @@
-"""The compiled right-hand side and integrator (model/kernel.py) against the torch reference
+"""The compiled right-hand side and integrator (model/dynamics/kernel.py) against the torch reference
 (LatentDynamics evaluated through torchdiffeq): the same motions, to rounding."""
 
 from __future__ import annotations
@@ -8,10 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from scipy.spatial import ConvexHull
-
-from neurok_cli.model import kernel
-from neurok_cli.model.dynamics import (
+from neurok_cli.model.dynamics.core import (
     BURST,
     KERNEL_CONSTANTS,
     Environment,
@@ -19,6 +16,9 @@ from neurok_cli.model.dynamics import (
     LatentDynamics,
     rollout,
 )
+from scipy.spatial import ConvexHull
+
+from neurok_cli.model.dynamics import kernel
 from neurok_cli.model.volume import VolumeTerm, volume
 
 from .test_centreline import cantilever, rod_points, sag_shape
@@ -49,7 +49,7 @@ def cube_case():
 
 
 def hinge_case():
-    from neurok_cli.body import pin_joint
+    from neurok_cli.deform.body import pin_joint
 
     body, pinned = plate_body()
     offset = torch.as_tensor(pin_joint(body.shape.rest[pinned].numpy(), 1.0).offset)

@@ -8,7 +8,8 @@ import pytest
 import trimesh
 
 from neurok_cli.errors import UsageError
-from neurok_cli.sim.conditions import Conditions, Impulse, SimMaterial
+from neurok_cli.scenario.conditions import Conditions, Impulse, SimMaterial
+from neurok_cli.scenario.mass import closed_volume
 from neurok_cli.sim.engine import run
 from neurok_cli.sim.lattice import (
     _volumes,
@@ -18,7 +19,6 @@ from neurok_cli.sim.lattice import (
     voxels,
     winding_number,
 )
-from neurok_cli.sim.scene import closed_volume
 from neurok_cli.sim.setup import lattice_cells, prepare
 
 
@@ -118,7 +118,7 @@ def test_lattice_pushes_and_determinism():
 
 
 def test_simulate_checks_the_lattice_cells():
-    from neurok_cli.simulate import SimulateConfig, _cells
+    from neurok_cli.sim.simulate import SimulateConfig, _cells
 
     with pytest.raises(UsageError, match="one whole number"):
         _cells(SimulateConfig(input="x.obj", output="y.glb", dof="lattice", cells=(4, 4, 4)))

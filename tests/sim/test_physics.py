@@ -7,7 +7,7 @@ import pytest
 import trimesh
 
 from neurok_cli.errors import UsageError
-from neurok_cli.sim.conditions import Conditions, Impulse, SimMaterial, select_region
+from neurok_cli.scenario.conditions import Conditions, Impulse, SimMaterial, select_region
 from neurok_cli.sim.engine import SimResult, _check_frame, energy_gain, run
 from neurok_cli.sim.setup import prepare
 

@@ -7,7 +7,7 @@ import pytest
 
 from neurok_cli.data.format import Header, write_header
 from neurok_cli.errors import UsageError
-from neurok_cli.sim.conditions import select_region
+from neurok_cli.scenario.conditions import select_region
 from neurok_cli.sim.generate import GenerateConfig, generate, plan, summarize
 from neurok_cli.sim.sampling import sample_conditions
 

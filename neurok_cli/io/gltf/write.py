@@ -1,0 +1,316 @@
+"""Animated glTF: write per-frame vertex positions as morph targets plus a ``weights``
+animation, and read positions per frame back from any glTF with morph targets or node motion.
+
+The frames are factored into morph targets and weights by encoding.py (``exact`` or
+``compact``), the weights rescaled to [0, 1] per target. The offset that leaves is folded
+into the base mesh of a new document, and kept as one more target, at weight 1 in our
+animations, in a glTF input's own document, whose base, targets and animations must stay as
+they were. There, parts that the file's own animation moves ride on the body as nodes, and
+our animations come first, playing the file's own channels too (gltf_parts.py).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pygltflib
+
+from ...errors import UsageError
+from ..asset import Asset, Part
+from ..encoding import ENCODINGS, encode, fit_normals, unit_weights
+from ..mesh import Z_UP_TO_Y_UP
+from ..normals import turned_normal_deltas, vertex_normals
+from .build import GENERATOR, build_document, part_normals
+from .doc import ARRAY_BUFFER, GltfDocument, copy_document
+from .parts import Rider, file_weight_tracks, find_riders, ride_and_compose
+from .scene import default_weights
+
+
+@dataclass
+class ExportReport:
+    """What the writer did: encoding, number of morph targets, achieved error, file size."""
+
+    encoding: str
+    targets: int
+    max_error: float  # largest vertex error / bounding-box diagonal
+    bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+    riding: list[str] = field(default_factory=list)  # parts the file's animation moves, riding
+    # rigidly on the body (gltf_parts.py)
+
+
+def _normal_deltas(asset: Asset, frames: np.ndarray, parts_normals: list[np.ndarray]
+                   ) -> np.ndarray:
+    """(T, N, 3) change of each file normal (asset frame), rotated with the welded surface."""
+    w = asset.welded()
+    rep = np.empty(len(w.vertices), np.int64)
+    rep[w.index] = np.arange(len(w.index))
+    rest = vertex_normals(w.vertices, w.faces)[w.index]
+    return turned_normal_deltas(frames, w.faces, rep, w.index, rest,
+                                np.concatenate(parts_normals))
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-12)
+
+
+def _open_document(asset: Asset, riders: Sequence[Rider] = ()
+                   ) -> tuple[GltfDocument | None, list[tuple]]:
+    """For a glTF asset: a copy of its document and, per part, (node, mesh, primitive,
+    (3, 3) map from asset-frame vectors to the node's local frame). Instanced meshes get one
+    copy per deformed node, since each instance deforms on its own; a rider's part keeps its
+    mesh (mesh None in its row: it takes no targets). Other assets: (None, identity maps).
+    """
+    if asset.document is None:
+        return None, [(None, None, None, np.eye(3)) for _ in asset.parts]
+    doc = copy_document(asset.document)
+    doc.gltf.asset.generator = GENERATOR
+    nodes, meshes = doc.gltf.nodes, doc.gltf.meshes
+    riding = {p for r in riders for p in r.parts}
+    meshes_seen: dict[int, int] = {nodes[asset.parts[p].node].mesh: asset.parts[p].node
+                                   for p in riding}
+    out = []
+    for pi, part in enumerate(asset.parts):
+        node = nodes[part.node]
+        if pi in riding:
+            out.append((part.node, None, part.primitive, np.linalg.inv(part.matrix[:3, :3])))
+            continue
+        owner = meshes_seen.setdefault(node.mesh, part.node)
+        if owner != part.node:
+            meshes.append(copy.deepcopy(meshes[node.mesh]))
+            node.mesh = len(meshes) - 1
+            meshes_seen[node.mesh] = part.node
+        out.append((part.node, node.mesh, part.primitive, np.linalg.inv(part.matrix[:3, :3])))
+    return doc, out
+
+
+def _local_normals(doc: GltfDocument | None, prim: pygltflib.Primitive | None, part: Part,
+                   groups: np.ndarray) -> np.ndarray:
+    if prim is not None and prim.attributes.NORMAL is not None:
+        return doc.accessor(prim.attributes.NORMAL).astype(np.float64)
+    return part_normals(part, groups)
+
+
+def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *,
+                   fps: float, encoding: str = "compact", tolerance: float = 1e-3,
+                   max_targets: int = 200, names: Sequence[str] | None = None,
+                   root_matrix: np.ndarray | None = None, as_gltf: bool = False
+                   ) -> ExportReport:
+    """Write ``asset`` animated by ``motions`` to a GLB at ``path`` (atomically).
+
+    Args:
+        asset: the loaded asset; a glTF input keeps its scene, materials and animations.
+        motions: one or more (T, N, 3) arrays of file-frame positions of all file vertices
+            (parts concatenated, as :attr:`Asset.vertices`); each becomes one animation.
+        fps: frames per second of every motion.
+        encoding: "compact" or "exact". tolerance: compact's max error / bbox diagonal.
+        root_matrix: (4, 4) placed above a non-glTF asset (e.g. units to metres); None turns
+            a Z-up asset's frame to glTF's +Y up (vertex data stays in the file's frame).
+        as_gltf: write a single .gltf JSON file with the buffer embedded as a data URI.
+    """
+    if encoding not in ENCODINGS:
+        raise UsageError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")
+    if not fps > 0:
+        raise UsageError(f"fps must be positive, not {fps}")
+    motions = [np.asarray(m, np.float64) for m in motions]
+    riders = find_riders(asset)  # parts the file's own animation moves: gltf_parts.py
+    frames = _frames(asset, motions, riders)
+    doc, placements = _open_document(asset, riders)
+    normals_local, normals_asset = _file_normals(asset, doc, placements)
+    dn = _normal_deltas(asset, frames, normals_asset)  # (T, N, 3) float32
+    diag = float(np.linalg.norm(np.ptp(asset.vertices, axis=0))) or 1.0
+    frames -= asset.vertices  # the displacements, in place: a 100k-vertex clip is 290 MB
+    bases, weights, err = encode(frames, encoding=encoding, tolerance=tolerance * diag,
+                                 max_targets=max_targets)
+    del frames
+    report = ExportReport(encoding, len(bases), err / diag,
+                          riding=[asset.parts[p].name for r in riders for p in r.parts])
+    if encoding == "compact" and err > tolerance * diag:
+        report.warnings.append(f"compact encoding reached {err / diag:.2e} of the diagonal "
+                               f"with {max_targets} targets (asked {tolerance:.0e}); "
+                               "use --encoding exact")
+    if encoding == "exact" and len(bases) > max_targets:
+        report.warnings.append(f"{len(bases)} morph targets: some viewers (WebGL) blend at most "
+                               "~200; use the compact encoding for wide support")
+    bases, weights, offset = unit_weights(bases, weights)
+    offs = asset.offsets
+    nfit = fit_normals(dn, weights, exact=encoding == "exact")  # (K + 1, N, 3)
+    if doc is None:  # a new document: write the final base data directly
+        base_pos = [p.vertices + offset[a:b] for p, a, b in zip(asset.parts, offs, offs[1:])]
+        base_n = [_unit(nl + nfit[0][a:b]) for nl, a, b in zip(normals_local, offs, offs[1:])]
+        if root_matrix is None and asset.up == "z":
+            root_matrix = np.eye(4)
+            root_matrix[:3, :3] = Z_UP_TO_Y_UP
+        doc, built = build_document(asset, root_matrix, positions=base_pos, normals=base_n)
+        placements = [(nd, m, pr, np.eye(3)) for nd, m, pr in built]
+    elif np.abs(offset).max(initial=0.0) > 0 or np.abs(nfit[0]).max(initial=0.0) > 0:
+        # the file's own base stays: the offset (and its normals' share) is a target of its
+        # own, on (weight 1) wherever ours play and off in the file's animations
+        bases = np.concatenate([offset[None], bases])
+        weights = np.concatenate([np.ones((len(weights), 1)), weights], axis=1)
+        nfit = np.concatenate([np.zeros_like(nfit[:1]), nfit])
+        report.targets += 1
+    target_count = _write_targets(doc, asset, placements, bases, nfit)
+    deformed = {node for node, mesh, _, _ in placements if mesh is not None}
+    src = asset.document
+    lengths = [len(m) for m in motions]
+    ours = _write_animations(doc, placements, weights, lengths, fps, names, target_count,
+                             file_weight_tracks(src, deformed) if src is not None else {})
+    if src is not None:
+        ride_and_compose(doc, asset, ours, motions, fps=fps, riders=riders, deformed=deformed)
+    if as_gltf:
+        doc.save_gltf(path)
+    else:
+        doc.save_glb(path)
+    report.bytes = Path(path).stat().st_size
+    return report
+
+
+def _frames(asset: Asset, motions: list[np.ndarray], riders: Sequence[Rider]) -> np.ndarray:
+    """All motions' frames (T, N, 3), checked, in one new C-ordered array (the motions may
+    come as strided views: every later pass over them would pay for it), riders at rest."""
+    n = len(asset.vertices)
+    for m in motions:
+        if m.ndim != 3 or m.shape[1:] != (n, 3) or len(m) == 0:
+            raise UsageError(f"motion of shape {m.shape} does not match the asset's {n} vertices")
+        if not np.isfinite(m).all():
+            raise UsageError("motion contains NaN or infinite positions")
+    frames = np.empty((sum(len(m) for m in motions), n, 3))
+    np.concatenate(motions, out=frames)
+    for rider in riders:  # they ride on the body as nodes; no morph targets of theirs
+        frames[:, rider.rows] = asset.vertices[rider.rows]
+    return frames
+
+
+def _file_normals(asset: Asset, doc: GltfDocument | None, placements: list[tuple]
+                  ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each part's normals (V, 3) in its node's frame, and as unit vectors in the asset's."""
+    welded, offs = asset.welded(), asset.offsets
+    normals_local = []
+    for part, (_, mesh, prim_i, _), o in zip(asset.parts, placements, offs[:-1]):
+        prim = doc.gltf.meshes[mesh].primitives[prim_i] if mesh is not None else None
+        normals_local.append(_local_normals(doc, prim, part,
+                                            welded.index[o: o + len(part.vertices)]))
+    normals_asset = []
+    for nl, (_, _, _, to_local) in zip(normals_local, placements):
+        world = nl @ to_local  # normals transform by the inverse transpose
+        normals_asset.append(world / np.maximum(np.linalg.norm(world, axis=1, keepdims=True),
+                                                1e-12))
+    return normals_local, normals_asset
+
+
+def _write_targets(doc: GltfDocument, asset: Asset, placements: list[tuple],
+                   bases: np.ndarray, nfit: np.ndarray) -> dict[int, int]:
+    """Append the morph targets to every part's primitive (its base data stays as it is);
+    return {mesh: existing targets}."""
+    existing: dict[int, int] = {}
+    offs = asset.offsets
+    for pi, (_, mesh_i, prim_i, to_local) in enumerate(placements):
+        if mesh_i is None:  # a rider: moved by its node (gltf_parts.py)
+            continue
+        sl = slice(offs[pi], offs[pi + 1])
+        mesh = doc.gltf.meshes[mesh_i]
+        prim = mesh.primitives[prim_i]
+        old_targets = prim.targets or []
+        existing[mesh_i] = len(old_targets)
+        with_normals = prim.attributes.NORMAL is not None
+        pos = _to_frame(bases[:, sl], to_local.T)  # (K, V, 3) float32
+        nrm = _to_frame(nfit[1:, sl], np.linalg.inv(to_local)) if with_normals else None
+        new = []
+        for k in range(len(bases)):
+            tgt = pygltflib.Attributes(
+                POSITION=doc.add_accessor(pos[k], target=ARRAY_BUFFER, minmax=True))
+            if with_normals:
+                tgt.NORMAL = doc.add_accessor(nrm[k], target=ARRAY_BUFFER)
+            new.append(tgt)
+        prim.targets = old_targets + new
+        _name_targets(mesh, len(old_targets), len(bases))
+    return existing
+
+
+def _name_targets(mesh: pygltflib.Mesh, old: int, new: int) -> None:
+    """Name the ``new`` targets after the ``old`` ones in ``extras.targetNames``, where Blender
+    reads shape-key names (left alone when the file's own names do not match its targets,
+    or its extras are not an object)."""
+    if mesh.extras is None:
+        mesh.extras = {}
+    if not isinstance(mesh.extras, dict):
+        return
+    names = list(mesh.extras.get("targetNames", [f"target_{i}" for i in range(old)]))
+    if len(names) == old:
+        mesh.extras["targetNames"] = names + [f"neurok_{k:03d}" for k in range(new)]
+
+
+def _to_frame(x: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """x (..., 3) @ m (3, 3) as float32, without the product where m is the identity (every
+    part of a new document: 2 x 47 products over 100k vertices)."""
+    if np.array_equal(m, np.eye(3)):
+        return x.astype(np.float32)
+    return (x @ m).astype(np.float32)
+
+
+def _pad_existing_weight_tracks(doc: GltfDocument, node_existing: dict[int, int], k: int,
+                                n_original_animations: int) -> None:
+    """Old ``weights`` tracks of deformed nodes must now cover the new targets too (as 0)."""
+    done: set[int] = set()
+    for anim in doc.gltf.animations[:n_original_animations]:
+        for ch in anim.channels:
+            node = ch.target.node
+            if ch.target.path != "weights" or node not in node_existing:
+                continue
+            sampler = anim.samplers[ch.sampler]
+            if id(sampler) in done:
+                continue
+            done.add(id(sampler))
+            old = doc.accessor(sampler.output).reshape(-1, node_existing[node])
+            padded = np.concatenate([old, np.zeros((len(old), k))], axis=1)
+            sampler.output = doc.add_accessor(padded.reshape(-1).astype(np.float32))
+
+
+def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.ndarray,
+                      lengths: list[int], fps: float, names: Sequence[str] | None,
+                      existing: dict[int, int], file_tracks: dict) -> list[pygltflib.Animation]:
+    """One animation per motion, appended and returned; a ``weights`` channel for every
+    deformed node. Its file's own targets keep their default weights, or follow the file's
+    own weight track of the node where it has one (``file_tracks``: node -> f(times))."""
+    nodes = {node: mesh for node, mesh, _, _ in placements if mesh is not None}
+    node_existing = {node: existing[mesh] for node, mesh in nodes.items()}
+    defaults = {}
+    for node_i, mesh_i in nodes.items():
+        mesh, node = doc.gltf.meshes[mesh_i], doc.gltf.nodes[node_i]
+        e = node_existing[node_i]
+        old = (default_weights(node, mesh) or [0.0] * e)[:e]
+        defaults[node_i] = np.asarray(old, np.float64)
+        full = [float(x) for x in np.concatenate([old, weights[0]])]
+        mesh.weights = full
+        if node.weights is not None:
+            node.weights = full
+    anims = doc.gltf.animations
+    _pad_existing_weight_tracks(doc, node_existing, weights.shape[1], len(anims))
+    start, added = 0, []
+    for i, t in enumerate(lengths):
+        w = weights[start: start + t]
+        start += t
+        times = doc.add_accessor((np.arange(t) / fps).astype(np.float32), minmax=True)
+        samplers, channels, by_default = [], [], {}
+        for node in nodes:
+            key = ("file", node) if node in file_tracks else tuple(defaults[node])
+            if key not in by_default:
+                old = (file_tracks[node](np.arange(t) / fps) if node in file_tracks
+                       else np.tile(defaults[node], (t, 1)))
+                out = np.concatenate([old, w], axis=1)
+                samplers.append(pygltflib.AnimationSampler(
+                    input=times, interpolation="LINEAR",
+                    output=doc.add_accessor(out.reshape(-1).astype(np.float32))))
+                by_default[key] = len(samplers) - 1
+            channels.append(pygltflib.AnimationChannel(
+                sampler=by_default[key],
+                target=pygltflib.AnimationChannelTarget(node=node, path="weights")))
+        name = names[i] if names else ("neurok" if len(lengths) == 1 else f"neurok_{i}")
+        anims.append(pygltflib.Animation(name=name, samplers=samplers, channels=channels))
+        added.append(anims[-1])
+    return added

@@ -1,0 +1,2 @@
+"""Pictures of motion: the renderer (moderngl, or NumPy where no GL), previews, video and the
+export that dispatches by the output's format."""
