@@ -25,7 +25,7 @@ import numpy as np
 
 from neurok_cli.data.dataset import canonical_transform
 from neurok_cli.data.geometry import barycentric_points, kabsch, sample_surface
-from neurok_cli.evaluate.metrics import chamfer_l1
+from neurok_cli.data.metrics import chamfer_l1
 from neurok_cli.io.asset import Asset, Part
 from neurok_cli.rig.animate import asset_pieces
 from neurok_cli.rig.fit import RigFitter, fit_shapes

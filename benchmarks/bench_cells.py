@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurok_cli.evaluate.metrics import rigid_residual
+from neurok_cli.data.metrics import rigid_residual
 from neurok_cli.evaluate.plausibility import crumple
 from neurok_cli.io.atomic import atomic_path
 from neurok_cli.sim.engine import run

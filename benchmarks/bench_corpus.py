@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from neurok_cli.data.format import load_sequence, sequence_files
-from neurok_cli.evaluate.metrics import rigid_residual
+from neurok_cli.data.metrics import rigid_residual
 from neurok_cli.evaluate.plausibility import crumple
 from neurok_cli.io.atomic import atomic_path
 from neurok_cli.scenario.mass import closed_volume

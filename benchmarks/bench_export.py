@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from neurok_cli.io.asset import Asset, Part
 from neurok_cli.io.gltf.doc import load_document
 from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.gltf.write import write_animated
-
-from neurok_cli.io.asset import Asset, Part
 from neurok_cli.io.mesh import load_mesh
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "assets"

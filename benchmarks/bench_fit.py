@@ -24,8 +24,8 @@ import numpy as np
 
 from neurok_cli.data.dataset import PairDataset, SamplingConfig
 from neurok_cli.data.geometry import sample_surface
+from neurok_cli.data.metrics import chamfer_l1
 from neurok_cli.deform.fit import FitConfig, fit
-from neurok_cli.evaluate.metrics import chamfer_l1
 
 CLOUD = 2048
 

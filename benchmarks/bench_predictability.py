@@ -43,7 +43,7 @@ import numpy as np
 
 from neurok_cli.data.dataset import PairDataset, SamplingConfig
 from neurok_cli.data.format import load_sequence
-from neurok_cli.evaluate.metrics import bbox_diagonal, rigid_residual
+from neurok_cli.data.metrics import bbox_diagonal, rigid_residual
 from neurok_cli.evaluate.suite import _stratified
 from neurok_cli.io.atomic import atomic_path
 from neurok_cli.sim.generate import replay, scene_of

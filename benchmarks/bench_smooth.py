@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from neurok_cli.data.dataset import PairDataset, SamplingConfig
-from neurok_cli.evaluate.metrics import bbox_diagonal, mean_vertex_error
+from neurok_cli.data.metrics import bbox_diagonal, mean_vertex_error
 from neurok_cli.evaluate.suite import pair_frames
 from neurok_cli.io.atomic import atomic_path
 from neurok_cli.model.bundle import load_bundle

@@ -31,9 +31,9 @@ import torch
 from neurok_cli.data.dataset import PairDataset, SamplingConfig, canonical_transform
 from neurok_cli.data.format import load_sequence
 from neurok_cli.data.geometry import barycentric_points, face_normals, kabsch
+from neurok_cli.data.metrics import bbox_diagonal
 from neurok_cli.deform.animate import resolve_weights
 from neurok_cli.deform.motion import MotionConfig, encode_object, reduced_subspace
-from neurok_cli.evaluate.metrics import bbox_diagonal
 from neurok_cli.evaluate.suite import _stratified
 from neurok_cli.io.atomic import atomic_path
 from neurok_cli.model import load_bundle

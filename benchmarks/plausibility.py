@@ -25,12 +25,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from neurok_cli.io.gltf.anim import first_of_ours
-from neurok_cli.io.gltf.doc import load_document
-from neurok_cli.io.gltf.read import read_animated
 
 from neurok_cli.deform.animate import AnimateConfig, Overrides, animate, preset_conditions
 from neurok_cli.evaluate.plausibility import crumple, plausibility
+from neurok_cli.io.gltf.anim import first_of_ours
+from neurok_cli.io.gltf.doc import load_document
+from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.render.renderer import Camera, RenderPart, render_frames
 from neurok_cli.render.video import write_image
 from neurok_cli.sim.simulate import SimulateConfig, simulate

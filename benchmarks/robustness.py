@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from neurok_cli.io.gltf.doc import load_document
-from neurok_cli.io.gltf.read import read_animated
 
 from neurok_cli.deform.animate import JOINT_PRESETS, PRESETS
 from neurok_cli.evaluate.plausibility import plausibility
+from neurok_cli.io.gltf.doc import load_document
+from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.scenario.conditions import CATEGORIES
 

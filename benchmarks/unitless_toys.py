@@ -19,12 +19,12 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from neurok_cli.io.gltf.anim import first_of_ours
-from neurok_cli.io.gltf.doc import load_document
-from neurok_cli.io.gltf.read import read_animated
 
 from neurok_cli.deform.animate import AnimateConfig, animate
 from neurok_cli.evaluate.plausibility import plausibility
+from neurok_cli.io.gltf.anim import first_of_ours
+from neurok_cli.io.gltf.doc import load_document
+from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.sim.shapes import make_shape
 

@@ -16,10 +16,10 @@ import io
 from pathlib import Path
 
 import numpy as np
-from neurok_cli.io.gltf.write import write_animated
 from PIL import Image
 
 from neurok_cli.io.asset import Asset, Material, Part
+from neurok_cli.io.gltf.write import write_animated
 
 HERE = Path(__file__).resolve().parent
 
@@ -89,7 +89,6 @@ def articulated(family: str, seed: int, angle: float) -> None:
     """A generated chest or cabinet, its lid or door turned ``angle`` degrees open on its
     hinge, written as GLB with each part its own node (metres, +Y up, on y = 0)."""
     from neurok_cli.io.gltf.build import build_document
-
     from neurok_cli.scenario.joints import axis_rotation
     from neurok_cli.sim.articulated import make_articulated
 

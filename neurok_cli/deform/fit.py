@@ -31,11 +31,12 @@ import numpy as np
 import torch
 
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
+from ..data.metrics import bbox_diagonal, chamfer_l1, mean_vertex_error
 from ..errors import InputError, UsageError
-from ..evaluate.metrics import bbox_diagonal, chamfer_l1, mean_vertex_error
 from ..io.asset import Asset
 from ..io.atomic import atomic_path
-from ..io.mesh import GLTF_SUFFIXES, CanonicalFrame, canonical_frame, load_mesh
+from ..io.mesh import CanonicalFrame, canonical_frame
+from ..io.observed import Observation, observed_and_rest
 from ..model import NeurokModel, farthest_point_sample
 from ..model.inverse import QueryField, fit_displacement, fit_surface
 from ..model.threads import one_thread_on
@@ -69,17 +70,6 @@ class FitConfig:
 
 
 @dataclass
-class Observation:
-    """What was observed, in the file's units and axes."""
-
-    kind: str  # "mesh", "points" or "sequence"
-    frames: np.ndarray  # (T, N, 3): vertices per frame, or (1, N, 3) points
-    faces: np.ndarray | None  # (F, 3), None for a point cloud
-    times: np.ndarray  # (T,) seconds
-    asset: Asset | None = None  # the first frame as a mesh (sequences and meshes)
-
-
-@dataclass
 class ShapeFit:
     z: np.ndarray  # (k,)
     rotation: np.ndarray  # (3, 3) canonical: observed = R (rest + decode(z)) + t
@@ -100,47 +90,6 @@ class FitResult:
     device: str
     seconds: float
     initial: dict[str, dict] = field(default_factory=dict)  # "first"/"last" -> state
-
-
-def load_observation(path: Path, *, up: str | None = None, fps: float | None = None,
-                     animation: str | None = None) -> Observation:
-    """A sequence (folder of frames, or a glTF with animation), a mesh, or a point cloud.
-    ``fps``: a frame folder's rate (default: its frames.json's, else 30). ``animation``: a
-    glTF's animation by name or index (default: the first neurok wrote, else its first, with
-    those that move other parts; the others, such as animate's --samples, are alternatives
-    to it)."""
-    from ..io.frames import frame_info, read_frames
-    from ..io.gltf.anim import animation_index, animations_together, first_of_ours
-    from ..io.gltf.read import read_animated
-    from ..io.points import READERS, load_points
-
-    if animation is not None and path.suffix.lower() not in GLTF_SUFFIXES:
-        raise UsageError(f"--animation picks one of a glTF's animations; {path.name} is not "
-                         "a glTF file")
-    if path.suffix.lower() in READERS and path.suffix.lower() not in (".obj", ".ply"):
-        return Observation("points", load_points(path)[None], None, np.zeros(1))
-    if fps is not None and not fps > 0:
-        raise UsageError(f"--fps must be > 0, got {fps}")
-    if path.is_dir():
-        asset, frames = read_frames(path)
-        times = np.arange(len(frames)) / (fps or frame_info(path).get("fps", 30.0))
-        return Observation("sequence", frames, asset.faces, times, asset)
-    if path.suffix.lower() in GLTF_SUFFIXES:
-        asset = load_mesh(path)
-        first = first_of_ours(asset.document) if animation is None else \
-            animation_index(asset.document, animation)
-        which, _ = animations_together(asset.document, first)
-        scene = read_animated(path, animations=which or None)
-        if len(scene.times) > 1:
-            return Observation("sequence", scene.frames, asset.faces, scene.times, asset)
-        return Observation("mesh", asset.vertices[None], asset.faces, np.zeros(1), asset)
-    try:
-        asset = load_mesh(path, up=up)
-    except InputError as e:
-        if "no triangle faces" not in str(e):
-            raise
-        return Observation("points", load_points(path)[None], None, np.zeros(1))
-    return Observation("mesh", asset.vertices[None], asset.faces, np.zeros(1), asset)
 
 
 def _first_of_welded(index: np.ndarray, count: int) -> np.ndarray:
@@ -335,21 +284,6 @@ def _fit_shapes(fitter: _Fitter, obs: Observation, frame: CanonicalFrame,
         if progress:
             progress(i + 1, len(obs.frames))
     return fits
-
-
-def observed_and_rest(cfg: FitConfig) -> tuple[Observation, Asset]:
-    """The observation and the rest it is fitted against: ``cfg.rest``, or a sequence's
-    first frame."""
-    obs = load_observation(cfg.observed, up=cfg.up, fps=cfg.fps, animation=cfg.animation)
-    if cfg.require_sequence and (obs.kind != "sequence" or len(obs.frames) < 2):
-        raise UsageError(f"{cfg.observed}: not a sequence of 2 or more frames (an animated "
-                         "glTF or a folder of frames), so it has no motion to continue")
-    if cfg.rest is not None:
-        return obs, load_mesh(cfg.rest, up=cfg.up)
-    if obs.kind == "sequence":
-        return obs, obs.asset
-    raise UsageError(f"{cfg.observed}: one observed shape needs its undeformed mesh: "
-                     "pass --rest REST")
 
 
 def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -> FitResult:

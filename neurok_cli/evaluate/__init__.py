@@ -1,2 +1,2 @@
 """Measuring: accuracy metrics (pure functions) shared by training, evaluation and
-benchmarks; see :mod:`neurok_cli.evaluate.metrics`."""
+benchmarks; see :mod:`neurok_cli.data.metrics`."""

@@ -22,6 +22,7 @@ import torch
 from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
 from ..data.format import load_sequence
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
+from ..data.metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
 from ..deform.motion import MotionConfig, latent_motion
 from ..errors import UsageError
 from ..model import NeurokModel, farthest_point_sample
@@ -32,7 +33,6 @@ from ..scenario.conditions import CATEGORIES
 from ..scenario.mass import closed_volume
 from ..scenario.presets import DEFAULT_BEAM_PIN
 from ..sim.generate import scene_of
-from .metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
 from .plausibility import crumple
 from .strain import edge_strain
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data.geometry import sample_surface
-from ..evaluate.metrics import chamfer_l1
+from ..data.metrics import chamfer_l1
 from ..io.asset import Asset
 from ..io.mesh import CanonicalFrame, canonical_frame
 from .animate import RigStart, place, rig_start, to_physical
@@ -146,8 +146,8 @@ def fit_rig(cfg, joints: list[JointSpec], *, progress=None) -> dict:
     shape (``cfg``: fit.FitConfig; the rest is the given mesh or a sequence's first frame)."""
     import time
 
-    from ..deform.fit import observed_and_rest
     from ..errors import UsageError
+    from ..io.observed import observed_and_rest
 
     t0 = time.perf_counter()
     if cfg.samples < 16:

@@ -1,8 +1,8 @@
 """``neurok simulate``: the full-order physics reference (MuJoCo) on a user's asset.
 
 load -> weld -> physical frame (metres, +Y up, ground at y = 0) -> scene -> run -> back to the
-file's frame, the ground where the asset stands in it (scenario/placement.py) -> export (by the output's
-extension).
+file's frame, the ground where the asset stands in it (scenario/placement.py) -> export (by
+the output's extension).
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from torch import nn
 
 from ..data.dataset import PAIR_KEYS, PairDataset, SamplingConfig, collate
 from ..data.format import read_header, sequence_files
+from ..data.metrics import chamfer_l1, rmse
 from ..errors import UsageError
-from ..evaluate.metrics import chamfer_l1, rmse
 from ..model import NeurokModel, model_config, resolve_device, save_bundle
 from ..model.bundle import load_bundle, read_bundle_config
 from ..model.config import ModelConfig, from_fields

@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 import trimesh
-from neurok_cli.io.gltf.doc import load_document
-from neurok_cli.io.gltf.read import read_animated
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
 from neurok_cli.evaluate.strain import edge_strain
+from neurok_cli.io.gltf.doc import load_document
+from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.model.strain import mesh_edges
 from neurok_cli.render.preview import PreviewConfig, _load_motion

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from neurok_cli.io.gltf.anim import first_of_ours
-from neurok_cli.io.gltf.doc import load_document
-from neurok_cli.io.gltf.read import read_animated
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
+from neurok_cli.io.gltf.anim import first_of_ours
+from neurok_cli.io.gltf.doc import load_document
+from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.rig.animate import asset_pieces
 from tests.conftest import assert_one_error_line, assert_valid_gltf, asset_path
@@ -212,9 +212,8 @@ def test_drawers_slide_in_and_out_as_the_engine_slides_them(tmp_path):
     """A generated chest of drawers (two out, one shut) as a GLB of a node per part: info
     lists two sliders with their runs in the file's units; thrown shut, each goes in most
     of the way it was out, in animate as in the engine."""
-    from neurok_cli.io.gltf.build import build_document
-
     from neurok_cli.io.asset import Asset, Part
+    from neurok_cli.io.gltf.build import build_document
     from neurok_cli.sim.articulated import Motion, make_articulated, run_articulated
 
     obj = make_articulated("drawers", np.random.default_rng(0))

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
-from neurok_cli.io.gltf.doc import load_document
-from neurok_cli.io.gltf.read import read_animated
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
+from neurok_cli.io.gltf.doc import load_document
+from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.mesh import load_mesh
 from tests.conftest import assert_valid_gltf, asset_path
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
-from neurok_cli.io.gltf.write import write_animated
 
 from neurok_cli.data.format import Header, load_sequence, read_header, write_header
 from neurok_cli.data.imports import (
@@ -24,6 +23,7 @@ from neurok_cli.data.imports import (
 )
 from neurok_cli.errors import InputError, UsageError
 from neurok_cli.io.frames import write_frames
+from neurok_cli.io.gltf.write import write_animated
 from neurok_cli.io.mesh import load_mesh, weld
 from tests.conftest import asset_path, wobble
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from neurok_cli.model.dynamics.core import Body, Environment, LatentDynamics, rollout
 
 from neurok_cli.deform.body import beam_centreline
+from neurok_cli.model.dynamics.core import Body, Environment, LatentDynamics, rollout
 from neurok_cli.model.reduced import ReducedShape
 
 F64 = torch.float64

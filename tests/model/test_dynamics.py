@@ -7,6 +7,8 @@ import math
 
 import pytest
 import torch
+
+from neurok_cli.errors import UsageError
 from neurok_cli.model.dynamics.core import (
     Body,
     Environment,
@@ -17,8 +19,6 @@ from neurok_cli.model.dynamics.core import (
     inv_right_jacobian,
     rollout,
 )
-
-from neurok_cli.errors import UsageError
 from neurok_cli.model.reduced import ReducedShape, fit_quadratic
 
 F64 = torch.float64

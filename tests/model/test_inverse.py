@@ -7,8 +7,8 @@ import pytest
 import torch
 from scipy.spatial.transform import Rotation
 
+from neurok_cli.data.metrics import chamfer_l1 as chamfer_np
 from neurok_cli.errors import UsageError
-from neurok_cli.evaluate.metrics import chamfer_l1 as chamfer_np
 from neurok_cli.model.inverse import (
     QueryField,
     chamfer_l1,

@@ -1,5 +1,5 @@
-"""The compiled right-hand side and integrator (model/dynamics/kernel.py) against the torch reference
-(LatentDynamics evaluated through torchdiffeq): the same motions, to rounding."""
+"""The compiled right-hand side and integrator (model/dynamics/kernel.py) against the torch
+reference (LatentDynamics evaluated through torchdiffeq): the same motions, to rounding."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from scipy.spatial import ConvexHull
+
+from neurok_cli.model.dynamics import kernel
 from neurok_cli.model.dynamics.core import (
     BURST,
     KERNEL_CONSTANTS,
@@ -16,9 +19,6 @@ from neurok_cli.model.dynamics.core import (
     LatentDynamics,
     rollout,
 )
-from scipy.spatial import ConvexHull
-
-from neurok_cli.model.dynamics import kernel
 from neurok_cli.model.volume import VolumeTerm, volume
 
 from .test_centreline import cantilever, rod_points, sag_shape

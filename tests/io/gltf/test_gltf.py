@@ -7,6 +7,9 @@ from pathlib import Path
 import numpy as np
 import pygltflib
 import pytest
+
+from neurok_cli.errors import UsageError
+from neurok_cli.io.encoding import encode
 from neurok_cli.io.gltf.anim import (
     animation_index,
     animation_names,
@@ -17,9 +20,6 @@ from neurok_cli.io.gltf.doc import GltfDocument, load_document
 from neurok_cli.io.gltf.parts import find_riders
 from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.gltf.write import write_animated
-
-from neurok_cli.errors import UsageError
-from neurok_cli.io.encoding import encode
 from neurok_cli.io.mesh import Z_UP_TO_Y_UP, load_mesh
 from tests.conftest import assert_valid_gltf, asset_path, wobble
 

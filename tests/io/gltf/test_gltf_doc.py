@@ -16,11 +16,11 @@ import numpy as np
 import pygltflib
 import pytest
 import trimesh
-from neurok_cli.io.gltf.doc import GltfDocument, load_document
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
 from neurok_cli.errors import InputError
+from neurok_cli.io.gltf.doc import GltfDocument, load_document
 from tests.conftest import assert_valid_gltf, asset_path
 
 runner = CliRunner()

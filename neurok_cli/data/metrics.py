@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ..data.geometry import (  # noqa: F401  (re-exported: the metrics' own vocabulary)
+from .geometry import (  # noqa: F401  (re-exported: the metrics' own vocabulary)
     barycentric_points,
     bbox_diagonal,
     face_areas,

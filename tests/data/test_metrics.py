@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurok_cli.evaluate.metrics import (
+from neurok_cli.data.metrics import (
     barycentric_points,
     bbox_diagonal,
     chamfer_l1,
