@@ -13,7 +13,8 @@ simulate of the same file run in turns, ``--repeat`` times, and the medians are 
 
 The machine's load average is recorded beside the figures. ``--quick`` drops the 100k
 sphere and the 60 s runs. Prints a table, writes JSON. Single-shape fits (inverse kinematics
-on the test split) are timed by bench_fit.py.
+on the test split) were timed by bench_fit.py (docs/results.md; the script is in commit
+8bb475c).
 """
 
 from __future__ import annotations

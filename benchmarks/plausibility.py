@@ -1,6 +1,6 @@
 """Does `neurok animate` look as physical as the engine it learned from? Both commands on the
 shared assets (and a plain sheet it makes) under the same conditions, side by side
-(DESIGN.md §9).
+(docs/design.md, "Decoded frames, volume, bending and air").
 
     python benchmarks/plausibility.py [--assets penguin spot capsule] [--presets drop]
         [--seconds 4] [--size 0.3] [--json out.json] [--sheet out.png] [--weights NAME]
@@ -26,13 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-from neurok_cli.deform.animate import AnimateConfig, Overrides, animate, preset_conditions
+from neurok_cli.deform.animate import AnimateConfig, animate
 from neurok_cli.evaluate.plausibility import crumple, plausibility
+from neurok_cli.io.gltf import read_animated
 from neurok_cli.io.gltf.anim import first_of_ours
 from neurok_cli.io.gltf.doc import load_document
-from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.render.renderer import Camera, RenderPart, render_frames
 from neurok_cli.render.video import write_image
+from neurok_cli.scenario.presets import Overrides, preset_conditions
 from neurok_cli.sim.simulate import SimulateConfig, simulate
 
 ROOT = Path(__file__).resolve().parents[1]

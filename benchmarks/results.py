@@ -2,10 +2,9 @@
 
     python benchmarks/results.py --from DIR [--readme docs/results.md] [--check]
 
-Reads ``bench_fit.json``, ``bench_accuracy.json`` and ``bench_animate.json`` from DIR (those
-present), renders them as Markdown tables and replaces what lies between the
-``<!-- results:begin -->`` and ``<!-- results:end -->`` lines of docs/results.md. ``--check``
-prints the section instead of writing it.
+Reads ``bench_animate.json`` from DIR, renders it as a Markdown table and replaces what lies
+between the ``<!-- results:begin -->`` and ``<!-- results:end -->`` lines of docs/results.md.
+``--check`` prints the section instead of writing it.
 
     python benchmarks/results.py --summary PLAUSIBILITY.json [--weights neurok-base]
 
@@ -13,12 +12,14 @@ writes README's compact table instead (between ``<!-- summary:begin -->`` and
 ``<!-- summary:end -->``): the bundle's test-split figures from its ``config.json`` (what
 `neurok eval` measured) and the rows of `python benchmarks/plausibility.py --json FILE`.
 
-The full run that fills DIR (about 12 minutes on a 2-core CPU; one benchmark at a time --
-two torch processes on 2 cores slow each other down many times over):
+The run that fills DIR (a few minutes on a 2-core CPU; one benchmark at a time -- two torch
+processes on 2 cores slow each other down many times over):
 
-    python benchmarks/bench_fit.py --data work/corpus --json DIR/bench_fit.json
-    python benchmarks/bench_accuracy.py --data work/corpus --json DIR/bench_accuracy.json
     python benchmarks/bench_animate.py --quick --json DIR/bench_animate.json
+
+The inverse-kinematics and rollout tables beside it in docs/results.md came from
+bench_fit.py and bench_accuracy.py, finished experiments taken out of benchmarks/ (the
+scripts are in commits 8bb475c and 9f8f6ac, with the version of this script that wrote them).
 """
 
 from __future__ import annotations
@@ -31,42 +32,6 @@ from pathlib import Path
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 SUMMARY = "<!-- summary:begin -->", "<!-- summary:end -->"
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def fit_table(d: dict) -> list[str]:
-    s = d["summary"]
-    out = [f"**Inverse kinematics** (`neurok fit`, {s['all']['pairs']} held-out deformed shapes "
-           f"of the {d['split']} split; Chamfer-L1, unit: bounding-box diagonal; `floor`: what "
-           "2,048 points leave even for a perfect fit)", "",
-           "| category | mesh (same topology) | rest pose | 2,048-point cloud | rest pose "
-           "| floor | s per fit |", "|---|---|---|---|---|---|---|"]
-    for c, r in s.items():
-        out.append(f"| {c} | {r['mesh_chamfer']:.4f} | {r['mesh_rest_chamfer']:.4f} | "
-                   f"{r['cloud_chamfer']:.4f} | {r['cloud_rest_chamfer']:.4f} | "
-                   f"{r['cloud_floor']:.4f} | "
-                   f"{(r['mesh_seconds'] + r['cloud_seconds']) / 2:.1f} |")
-    return out
-
-
-def accuracy_table(d: dict) -> list[str]:
-    shape = all("decoder_shape" in r for r in d["table"].values())
-    out = [f"**Rollout accuracy** against the engine ({d['seconds']:g} s from each held-out "
-           "sequence's first frame under its own conditions; mean vertex error, unit: "
-           "bounding-box diagonal; an unstable run counts as 1.0"
-           + ("; shape: the same once every frame is aligned rigidly with the engine's"
-              if shape else "") + ")", "",
-           "| category | runs | latent (decoder) | unstable | linear modes | unstable "
-           "| rest pose |" + (" shape: latent | linear modes | rest pose |" if shape else ""),
-           "|---|---|---|---|---|---|---|" + ("---|---|---|" if shape else "")]
-    for c, r in d["table"].items():
-        row = (f"| {c} | {r['runs']} | {r['decoder']:.4f} | {r['decoder_failed']:.0%} | "
-               f"{r['linear_modes']:.4f} | {r['linear_modes_failed']:.0%} | "
-               f"{r['rest']:.4f} |")
-        if shape:
-            row += (f" {r['decoder_shape']:.4f} | {r['linear_modes_shape']:.4f} | "
-                    f"{r['rest_shape']:.4f} |")
-        out.append(row)
-    return out
 
 
 def animate_table(d: dict) -> list[str]:
@@ -86,15 +51,10 @@ def animate_table(d: dict) -> list[str]:
 
 
 def section(folder: Path) -> str:
-    parts = []
-    for name, render in (("bench_fit.json", fit_table), ("bench_accuracy.json", accuracy_table),
-                         ("bench_animate.json", animate_table)):
-        path = folder / name
-        if path.is_file():
-            parts.append("\n".join(render(json.loads(path.read_text()))))
-    if not parts:
-        sys.exit(f"no benchmark JSON in {folder}")
-    return "\n\n".join(parts)
+    path = folder / "bench_animate.json"
+    if not path.is_file():
+        sys.exit(f"no bench_animate.json in {folder}")
+    return "\n".join(animate_table(json.loads(path.read_text())))
 
 
 def summary_table(metrics: dict, plaus: list[dict]) -> list[str]:

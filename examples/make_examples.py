@@ -19,7 +19,7 @@ import numpy as np
 from PIL import Image
 
 from neurok_cli.io.asset import Asset, Material, Part
-from neurok_cli.io.gltf.write import write_animated
+from neurok_cli.io.gltf import write_animated
 
 HERE = Path(__file__).resolve().parent
 

@@ -8,12 +8,11 @@ from typing import Annotated
 
 import typer
 
+from ..scenario.presets import PRESETS
 from . import _options as o
 from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
 from ._names import beside
-
-PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free", "open", "close", "swing")
 
 
 def _vector(text: str | None, name: str):
@@ -98,11 +97,13 @@ def animate(
 
       neurok animate chest.glb --preset open     (parts on hinges: neurok info lists them)
     """
-    from ..deform.animate import AnimateConfig, Overrides, report_rows
+    from ..deform.animate import AnimateConfig
     from ..deform.animate import animate as run_animate
+    from ..deform.report import report_rows
     from ..render.export import ExportOptions
     from ..rig.articulation import parse_joint
     from ..scenario.conditions import parse_impulse
+    from ..scenario.presets import Overrides
 
     over = Overrides(gravity=_vector(gravity, "--gravity"), ground=ground, friction=friction,
                      pins=list(pin) if pin else None, velocity=_vector(velocity, "--velocity"),

@@ -93,12 +93,13 @@ def fit(
 
       neurok fit open.obj --rest chest.glb --articulated -o lid.json   (the lid's angle)
     """
-    from ..deform.animate import AnimateConfig, Overrides
+    from ..deform.animate import AnimateConfig
     from ..deform.animate import animate as run_animate
     from ..deform.fit import FitConfig, continuation, result_json, write_result
     from ..deform.fit import fit as run_fit
     from ..errors import UsageError
     from ..scenario.conditions import parse_impulse, parse_vector
+    from ..scenario.presets import Overrides
 
     if start not in ("first", "last"):
         raise UsageError(f"--from must be first or last, not {start!r}")

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
+from ..scenario.presets import PRESETS
 from . import _options as o
 from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
@@ -24,9 +25,23 @@ def _parse_cells(text: str | None) -> tuple[int, ...] | None:
         raise UsageError(f"--cells must be three whole numbers X,Y,Z, not {text!r}") from None
 
 
-Drop = o.shown(o.Drop, "0.3 soft, 0.5 cloth, 0.6 beam")
-Pins = o.shown(o.Pins, "none")
-Pushes = o.shown(o.Pushes, "none")
+# options whose default the preset (or the material) decides, as in animate
+Drop = o.shown(o.Drop, o.BY_PRESET)
+Velocity = o.shown(o.Velocity, "0,0,0")
+Spin = o.shown(o.Spin, "0,0,0")
+Gravity = o.shown(o.Gravity, "0,-9.81,0")
+Ground = o.shown(o.Ground, o.BY_PRESET)
+Friction = o.shown(o.Friction, "0.8")
+Pins = o.shown(o.Pins, o.BY_PRESET)
+Pushes = o.shown(o.Pushes, o.BY_PRESET)
+Wind = o.shown(o.Wind, o.BY_PRESET)
+Gust = o.shown(o.Gust, o.BY_PRESET)
+
+
+def _vector(text: str | None, name: str):
+    from ..scenario.conditions import parse_vector
+
+    return None if text is None else parse_vector(text, name)
 
 
 @guarded
@@ -41,12 +56,14 @@ def simulate(
     fps: o.Fps = 30.0,
     drop: Drop = None,
     preset: Annotated[str | None, o.Opt(
-        panel=o.MOTION, metavar=o.choices("open", "close", "swing", "drop", "free"),
-        show_default="open", help="Articulated objects: throw the joints open or shut, "
-                                  "half open to swing, or drop the object.")] = None,
+        panel=o.MOTION, metavar=o.choices(*PRESETS), show_default=o.BY_MATERIAL,
+        help="What happens, as in animate: drop onto the ground, wobble, poke, sway (pinned "
+             "at the bottom, a beam by one end, a cloth hung by one edge), flutter in the "
+             "wind, or free (only the options below); for articulated objects, open, close "
+             "or swing their joints.")] = None,
     joint: o.Joints = None,
-    velocity: o.Velocity = "0,0,0",
-    spin: o.Spin = "0,0,0",
+    velocity: Velocity = None,
+    spin: Spin = None,
     material: o.Material = "auto",
     young: o.Young = None,
     poisson: Annotated[float | None, o.Opt(
@@ -57,14 +74,14 @@ def simulate(
     thickness: Annotated[float | None, o.Opt(
         panel=o.MATERIAL, metavar="METRES", show_default=o.BY_MATERIAL,
         help=ranged("Cloth thickness.", "thickness"))] = None,
-    gravity: o.Gravity = "0,-9.81,0",
-    ground: o.Ground = True,
+    gravity: Gravity = None,
+    ground: Ground = None,
     ground_at: o.GroundAt = None,
-    friction: o.Friction = 0.8,
+    friction: Friction = None,
     pin: Pins = None,
     push: Pushes = None,
-    wind: o.Wind = "0,0,0",
-    gust: o.Gust = 0.0,
+    wind: Wind = None,
+    gust: Gust = None,
     output: o.Output = None,
     fmt: o.Format = None,
     encoding: o.Encoding = "compact",
@@ -88,7 +105,8 @@ def simulate(
 ) -> None:
     """Simulate an asset with full physics (MuJoCo).
 
-    Slower than animate, and the reference it learns from; writes the same formats.
+    Slower than animate, and the reference it learns from: the same job (the same presets
+    and defaults), the same formats.
 
     Examples:
 
@@ -100,22 +118,21 @@ def simulate(
     """
     from ..render.export import ExportOptions
     from ..rig.articulation import parse_joint
-    from ..scenario.conditions import Conditions, parse_impulse, parse_vector
+    from ..scenario.conditions import parse_impulse
+    from ..scenario.presets import Overrides
     from ..sim.simulate import SimulateConfig, report_rows
     from ..sim.simulate import simulate as run_simulate
 
-    cond = Conditions(gravity=parse_vector(gravity, "--gravity"), ground=ground,
-                      friction=friction, velocity=parse_vector(velocity, "--velocity"),
-                      spin=parse_vector(spin, "--spin"), wind=parse_vector(wind, "--wind"),
-                      gust=gust, pins=list(pin or []),
-                      impulses=[parse_impulse(p) for p in push or []])
+    over = Overrides(gravity=_vector(gravity, "--gravity"), ground=ground, friction=friction,
+                     pins=list(pin) if pin else None, velocity=_vector(velocity, "--velocity"),
+                     spin=_vector(spin, "--spin"), wind=_vector(wind, "--wind"), gust=gust,
+                     pushes=[parse_impulse(p) for p in push or []])
     output = output or beside(file, "_simulated", fmt)
     cfg = SimulateConfig(input=file, output=output, seconds=seconds, fps=fps,
                          material=material, young=young, poisson=poisson, density=density,
                          damping=damping, thickness=thickness, size=size, units=units, up=up,
-                         drop=drop, ground_at=ground_at,
-                         conditions=cond, dof=dof, cells=_parse_cells(cells),
-                         max_vertices=max_vertices, preset=preset,
+                         drop=drop, ground_at=ground_at, overrides=over, dof=dof,
+                         cells=_parse_cells(cells), max_vertices=max_vertices, preset=preset,
                          joints=[parse_joint(j) for j in joint or []],
                          export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
     with progress_bar("simulating") as update:

@@ -102,7 +102,7 @@ def _sequence(name: str, rest: np.ndarray, faces: np.ndarray, frames: np.ndarray
 # --- glTF -----------------------------------------------------------------------------------
 def _sample_gltf(path: Path, index: int, fps: float | None):
     """Sample animation ``index``: at ``fps``, else at its keys if evenly spaced, else 30 fps."""
-    from ..io.gltf.read import read_animated
+    from ..io.gltf import read_animated
 
     scene = read_animated(path, fps=fps, animations=[index])
     if fps is not None:

@@ -1,9 +1,10 @@
 """``neurok animate``: a static asset to a physically plausible animation, through the
-learned latent space (DESIGN.md §1–3).
+learned latent space (docs/design.md, "The method" and "Data flow").
 
-load -> weld -> physical frame (metres, +Y up, ground at y = 0) -> preset and conditions ->
-latent motion (deform/motion.py: encode, fit, integrate, decode) -> back to the file's frame, the
-ground where the asset stands in it (scenario/placement.py) -> export (by the output's extension).
+load -> weld -> physical frame (metres, +Y up, ground at y = 0) -> preset and conditions
+(scenario/presets.py) -> latent motion (deform/motion.py: encode, fit, integrate, decode) ->
+back to the file's frame, the ground where the asset stands in it (scenario/placement.py) ->
+export (by the output's extension).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -23,36 +24,25 @@ from ..io.mesh import CanonicalFrame, canonical_frame, load_mesh, size_source
 from ..limits import check_faces, check_frames, check_size
 from ..render.export import ExportOptions, check_output, export_motion
 from ..rig.articulation import JointSpec
-from ..scenario.conditions import Conditions, Impulse, SimMaterial
+from ..scenario.conditions import Conditions, SimMaterial
 from ..scenario.materials import material_names, resolve_material
-from ..scenario.placement import check_ground_at, ground_row, physics_offsets, place_ground
+from ..scenario.placement import Ground, check_ground_at, physics_offsets, place_ground
+from ..scenario.presets import (
+    DEFAULT_PRESET,
+    JOINT_PRESETS,
+    Overrides,
+    check_preset,
+    preset_conditions,
+)
+from .report import AnimateReport, energy_row, material_row
 
 if TYPE_CHECKING:  # the latent motion imports torch: only the deformable path loads it
     from .motion import LatentStart, MotionConfig
 
-PRESETS = ("drop", "wobble", "poke", "sway", "flutter", "free", "open", "close", "swing")
-JOINT_PRESETS = ("open", "close", "swing")  # articulated objects' only
 ARTICULATED = "articulated"  # --material: rigid parts on joints (rig/animate.py)
-DEFAULT_PRESET = {"soft": "drop", "cloth": "flutter", "beam": "sway"}
 SHIPPED_WEIGHTS = Path(__file__).resolve().parents[1] / "weights"  # package data: the wheel has it
 WEIGHTS_ENV = "NEUROK_WEIGHTS"  # folder(s), os.pathsep-separated, of more bundles by name
 DEFAULT_WEIGHTS = "neurok-base"
-
-
-@dataclass
-class Overrides:
-    """What the user set explicitly; None = the preset decides."""
-
-    gravity: tuple[float, float, float] | None = None
-    ground: bool | None = None
-    friction: float | None = None
-    pins: list[str] | None = None
-    velocity: tuple[float, float, float] | None = None
-    spin: tuple[float, float, float] | None = None
-    wind: tuple[float, float, float] | None = None
-    gust: float | None = None
-    pushes: list[Impulse] = field(default_factory=list)
-    drop: float | None = None  # start height over the ground, fraction of the size
 
 
 @dataclass
@@ -102,40 +92,6 @@ class AnimateConfig:
                 or self.preset in JOINT_PRESETS)
 
 
-@dataclass
-class AnimateReport:
-    output: Path
-    category: str
-    preset: str
-    frames: int
-    fps: float
-    samples: int
-    vertices: int
-    welded_vertices: int
-    latent_dims: int
-    reduced_dims: int
-    dynamics_points: int
-    size_m: float
-    mass_kg: float
-    steps: int
-    fit_residual: float
-    run_residual: float
-    energy: dict
-    timings: dict
-    export: dict
-    weights: str
-    device: str
-    warnings: list[str]
-    pins: dict | None = None  # vertices, points, hold (clamp or body.Joint's); None: unpinned
-    strain_limit: float | None = None  # largest edge strain kept; None: frames as decoded
-    strain_sweeps: int = 0  # projection sweeps the limit took (see model/strain.py)
-    material: str = ""  # the material used, in words
-    size_from: str = ""  # where size_m came from (see io.mesh.size_source)
-    input: str = ""  # the file animated
-    ground: dict | None = None  # where the ground is (placement.Ground.json); None: no ground
-    rig: list[dict] | None = None  # an articulated object's parts and joints
-
-
 def weights_folders() -> list[Path]:
     """Where a bundle's name is looked up, in order: the folders in $NEUROK_WEIGHTS, then
     the bundles shipped inside the package."""
@@ -157,53 +113,6 @@ def resolve_weights(name: str) -> Path:
     raise InputError(f"--weights {name}: no such bundle folder"
                      + (f"; bundles by name: {', '.join(known)}" if known else "")
                      + f" (names are looked up in ${WEIGHTS_ENV}, then the shipped bundles)")
-
-
-def preset_conditions(preset: str, category: str, size: float, o: Overrides
-                      ) -> tuple[Conditions, float]:
-    """Conditions and start height (fraction of the size) of a preset, then the user's
-    explicit settings on top."""
-    if preset not in PRESETS:
-        raise UsageError(f"unknown --preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    c = Conditions()
-    height = 0.0
-    side = 1.5 * min(size, 1.0) ** 0.5  # m/s: a brisk push, gentler for small objects
-    if preset == "drop":
-        height = 0.5
-    elif preset == "wobble":
-        c.impulses = [Impulse("top", (side, 0.0, 0.0), 0.0)]
-    elif preset == "poke":
-        c.impulses = [Impulse("front", (0.0, 0.0, -side), 0.3)]
-    elif preset == "flutter" or (preset == "sway" and category == "cloth"):
-        # hung by its -x edge, no ground: a cloth let go level swings down and sways, damped
-        # by the air ("bottom" would hold all of a sheet lying flat: nothing would move);
-        # flutter adds a gusty wind blowing from the held edge across it, as on a flagpole
-        # (along the held edge, +z, it met a hanging sheet edge-on: a flat sheet bent 0.019
-        # rad where the engine's bent 0.041; across it, 0.035 against 0.034)
-        c.pins = ["x<0.02"]
-        c.ground = False
-        height = 0.5
-        if preset == "flutter":
-            c.wind, c.gust = (4.0, 0.0, 0.0), 0.5
-    elif preset == "sway":
-        c.pins = ["x<0.05"] if category == "beam" else ["bottom"]
-        c.ground = category != "beam"
-        c.impulses = [Impulse("x>0.9" if category == "beam" else "top",
-                              (0.0, 0.0, side) if category == "beam" else (side, 0.0, 0.0),
-                              0.0)]
-        height = 0.5 if category == "beam" else 0.0
-    elif preset == "free":  # what the options and the start give, nothing more
-        pass
-    for name in ("gravity", "ground", "friction", "velocity", "spin", "wind", "gust"):
-        value = getattr(o, name)
-        if value is not None:
-            setattr(c, name, value)
-    if o.pins is not None:
-        c.pins = list(o.pins)
-    c.impulses = c.impulses + list(o.pushes)
-    if o.drop is not None:
-        height = o.drop
-    return c, height
 
 
 def _material(cfg: AnimateConfig, base: SimMaterial) -> SimMaterial:
@@ -257,6 +166,25 @@ def _integrator_ready(cfg: AnimateConfig, device) -> bool:
     return kernel.ready()
 
 
+def _load_model(cfg: AnimateConfig):
+    """The weights' model on its device, seeded -> (model, the bundle's config, its folder,
+    the device, whether the integrator is compiled already)."""
+    import torch
+
+    from ..model import load_bundle, resolve_device
+
+    device = resolve_device(cfg.device)
+    compiled = _integrator_ready(cfg, device)
+    bundle = resolve_weights(cfg.weights)
+    model, bundle_cfg = load_bundle(bundle, device)
+    torch.manual_seed(cfg.seed)
+    if compiled:  # numba's start-up, beside encoding, once the input is known to be good
+        from ..model.dynamics import kernel
+
+        kernel.warm_in_background()
+    return model, bundle_cfg, bundle, device, compiled
+
+
 def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None,
             on_frame: Callable[[int, int], None] | None = None,
             on_decode: Callable[[int, int], None] | None = None) -> AnimateReport:
@@ -275,36 +203,17 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     rigged = _rigged(cfg, asset, frame)
     if rigged is not None:
         return _animate_rig(cfg, asset, frame, rigged, say, on_frame, t0)
-    import torch  # the deformable path: the model, torch and the latent motion
-
-    from ..model import load_bundle, resolve_device
-    from .body import auto_category
+    from .body import auto_category  # the deformable path: torch and the latent motion
     from .motion import latent_motion
 
-    device = resolve_device(cfg.device)
-    compiled = _integrator_ready(cfg, device)
-    bundle = resolve_weights(cfg.weights)
-    model, bundle_cfg = load_bundle(bundle, device)
-    torch.manual_seed(cfg.seed)
-    if compiled:  # numba's start-up, beside encoding, once the input is known to be good
-        from ..model.dynamics import kernel
-
-        kernel.warm_in_background()
+    model, bundle_cfg, bundle, device, compiled = _load_model(cfg)
     welded = asset.welded()
     surface = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     category, base = resolve_material(cfg.material, auto_category(surface, welded.faces))
     material = _material(cfg, base)
-    cont = cfg.continuation
-    preset = cfg.preset or ("free" if cont else DEFAULT_PRESET[category])
-    cond, height = preset_conditions(preset, category, frame.size_m, cfg.overrides)
-    ground = place_ground(frame, surface, cfg.ground_at)
-    lift, back = physics_offsets(surface, ground, height * frame.size_m, cond.ground)
-    start_state = None
-    if cont is not None:
-        ground, lift, start_state = _continue(cfg, frame, surface, ground, cond)
-        back = lift
-    start = surface + np.array([0.0, lift, 0.0])
-    mcfg = _motion_config(cfg, bundle_cfg, category, material, cond, start_state)
+    run = _run_start(cfg, frame, surface, category)
+    start = surface + np.array([0.0, run.lift, 0.0])
+    mcfg = _motion_config(cfg, bundle_cfg, category, material, run.cond, run.start_state)
     t_load = time.perf_counter()
     say("moving" if compiled else
         "moving (compiling the integrator, once: about half a minute)")
@@ -315,7 +224,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         raise NeurokError(f"{exc}; try a smaller --stiffness, more --damping or a gentler "
                           "preset") from exc
     say("writing")
-    file_frames = [_to_file(m, frame, back, welded.index) for m in motion.frames]
+    file_frames = [_to_file(m, frame, run.back, welded.index) for m in motion.frames]
+    preset = run.preset
     names = cfg.export.names or ([f"neurok_{preset}"] if cfg.samples == 1 else
                                  [f"neurok_{preset}_{i}" for i in range(cfg.samples)])
     options = replace(cfg.export, names=names, metres_per_unit=frame.size_m / frame.extent)
@@ -331,15 +241,44 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         reduced_dims=st["reduced_dims"], dynamics_points=st["dynamics_points"],
         size_m=frame.size_m, mass_kg=st["mass_kg"], steps=st["steps"],
         fit_residual=st["fit_residual"], run_residual=st["run_residual"],
-        energy=_energy_row(motion.energy), timings=timings,
+        energy=energy_row(motion.energy), timings=timings,
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
         weights=str(bundle), device=str(device),
         warnings=[*asset.warnings, *out.warnings],
-        material=_material_row(cfg.material, category, material),
+        material=material_row(cfg.material, category, material),
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
         pins=st["pins"], strain_limit=st["strain_limit"], strain_sweeps=st["strain_sweeps"],
-        ground=ground.json(float(motion.frames[:, 0, :, 1].min())) if cond.ground else None)
+        ground=(run.ground.json(float(motion.frames[:, 0, :, 1].min())) if run.cond.ground
+                else None),
+        start_height_m=run.height_m, conditions=run.cond.json())
 
+
+class _RunStart(NamedTuple):
+    """Where and how a deformable body's run starts (metres, the physics' ground at y = 0)."""
+
+    preset: str
+    cond: Conditions
+    height_m: float  # the preset's (or --drop's) start over the ground
+    ground: Ground
+    lift: float  # added to the surface's heights: its start in the physics
+    back: float  # taken from the frames' heights: the file's ground again
+    start_state: LatentStart | None  # a fitted start (``cfg.continuation``); None: at rest
+
+
+def _run_start(cfg: AnimateConfig, frame: CanonicalFrame, surface: np.ndarray, category: str
+               ) -> _RunStart:
+    """The preset (by the category unless given; free after a fitted sequence), its
+    conditions under the user's settings, the ground, and where the (N, 3) surface starts."""
+    cont = cfg.continuation
+    preset = cfg.preset or ("free" if cont else DEFAULT_PRESET[category])
+    cond, height = preset_conditions(preset, category, frame.size_m, cfg.overrides)
+    ground = place_ground(frame, surface, cfg.ground_at)
+    lift, back = physics_offsets(surface, ground, height * frame.size_m, cond.ground)
+    start_state = None
+    if cont is not None:
+        ground, lift, start_state = _continue(cfg, frame, surface, ground, cond)
+        back = lift
+    return _RunStart(preset, cond, height * frame.size_m, ground, lift, back, start_state)
 
 def _rigged(cfg: AnimateConfig, asset, frame: CanonicalFrame):
     """An articulated object's placement and rig (None: a deformable body): asked for
@@ -370,13 +309,14 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
 
     at, found = rigged
     preset = cfg.preset or "open"
+    cond = Conditions(impulses=list(cfg.overrides.pushes))  # a rig takes gravity and pushes
+    cond.gravity = cfg.overrides.gravity or cond.gravity
     t_load = time.perf_counter()
     say("moving")
     begin = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names,
                       joints=[to_physical(j, frame, at.lift) for j in cfg.joints],
                       preset=preset, density=cfg.density, drop_m=at.drop_m,
-                      gravity=cfg.overrides.gravity or (0.0, -9.81, 0.0), rig=found,
-                      pushes=cfg.overrides.pushes)
+                      gravity=cond.gravity, rig=found, pushes=cond.impulses)
     motion = rig_motion(begin, seconds=cfg.seconds, fps=cfg.fps, on_frame=on_frame)
     say("writing")
     file_frames = [_to_file(motion.frames, frame, at.back, at.pieces.index)]
@@ -405,7 +345,8 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
                   "articulated") + f": rigid parts, density {motion.link.density:.3g} kg/m³",
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
         ground=at.ground.json(at.drop_m), rig=joint_rows(
-            motion.link, motion.run.q[:, joints], motion.speeds[joints]))
+            motion.link, motion.run.q[:, joints], motion.speeds[joints]),
+        start_height_m=at.drop_m, conditions=cond.json())
 
 
 def _check_rig_options(cfg: AnimateConfig) -> None:
@@ -458,6 +399,8 @@ def _check_options(cfg: AnimateConfig) -> None:
                          f"{', '.join(material_names())}")
     check_frames(cfg.seconds, cfg.fps)
     check_ground_at(cfg.ground_at)
+    if cfg.preset is not None:
+        check_preset(cfg.preset)
     if not 1 <= cfg.samples <= 64:
         raise UsageError(f"--samples must be in 1..64, got {cfg.samples}")
     if cfg.strain_limit is not None and not cfg.strain_limit >= 0:
@@ -487,118 +430,7 @@ def _continue(cfg: AnimateConfig, frame: CanonicalFrame, surface: np.ndarray, gr
     return ground, lift, start
 
 
-def _energy_row(e: dict) -> dict:
-    """The report's energy figures: the largest kinetic energy, what was dissipated and the
-    work the forces did by the end (the largest over samples), and the balance's drift."""
-    return {"kinetic_max_J": float(e["kinetic"].max()),
-            "dissipated_J": float(e["dissipated"][-1].max()),
-            "external_work_J": float(e["work"][-1].max()),
-            "drift": _drift(e)}
-
-
-def _material_row(name: str, category: str, mat: SimMaterial) -> str:
-    """The material as the summary shows it: its name, category and constants."""
-    label = {"auto": f"auto: {category}", **{c: c for c in ("soft", "cloth", "beam")}}.get(
-        name, f"{name} ({category})")
-    return (f"{label}; Young's modulus {mat.young:.3g} Pa, density {mat.density:.3g} kg/m³, "
-            f"Poisson {mat.poisson:g}" + (f", thickness {mat.thickness * 1e3:.2g} mm"
-                                          if category == "cloth" else ""))
-
-
 def _strain_limit(given: float | None, bundle: float | None) -> float | None:
     """The user's limit over the bundle's; an infinite one is none."""
     limit = given if given is not None else bundle
     return None if limit is None or np.isinf(limit) else float(limit)
-
-
-def _drift(e: dict[str, np.ndarray]) -> float:
-    """Largest change of kinetic + potential + dissipated - work, relative to the energy
-    scale of the run (the largest kinetic energy, or the start's magnitude)."""
-    total = e["total"]
-    scale = max(float(e["kinetic"].max()), float(np.abs(total[0]).max()), 1e-12)
-    return float(np.abs(total - total[0]).max() / scale)
-
-
-def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, str]]:
-    """The summary of a run in a user's words; with ``verbose``, the model's figures and the
-    time of each stage too. Each row fits in 100 columns."""
-    t = rep.timings
-    kind = {"soft": "soft body", "cloth": "cloth", "beam": "beam"}.get(rep.category,
-                                                                        rep.category)
-    more = f", {rep.samples} different motions" if rep.samples > 1 else ""
-    rows = [("animated", f"{rep.input or '?'}: {rep.vertices:,} vertices, a {kind}"),
-            ("size", _size_row(rep.size_m, rep.size_from)),
-            ("mass", f"{rep.mass_kg:.3g} kg, from the material's density"),
-            ("material", rep.material.split(", Poisson")[0]),
-            ("preset", rep.preset + (f"; pinned: {rep.pins['vertices']:,} vertices"
-                                     if rep.pins else "")),
-            ("ground", ground_row(rep.ground)),
-            ("frames", f"{rep.frames} at {rep.fps:g} fps ({(rep.frames - 1) / rep.fps:.3g} s)"
-                       f"{more}"),
-            ("output", f"{rep.output} ({rep.export['format']}, "
-                       f"{rep.export['bytes'] / 1e6:.2f} MB)"),
-            *_riding_row(rep.export.get("riding_parts")),
-            ("took", f"{t['total']:.1f} s")]
-    if rep.rig is not None:
-        return _rig_rows(rep, rows, verbose)
-    if not verbose:
-        return rows
-    stages = ", ".join(f"{k} {t[k]:.2f}" for k in ("load", "encode", "fit", "integrate",
-                                                    "decode", "export"))
-    pins = [("pins", f"{rep.pins['vertices']:,} vertices, {rep.pins['points']} dynamics "
-                     f"points; {rep.pins['hold']}")] if rep.pins else []
-    return rows + [
-        ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded)"),
-        *pins,
-        ("latent", f"{rep.latent_dims} dims, {rep.reduced_dims} reduced, "
-                   f"{rep.dynamics_points} dynamics points"),
-        ("integration", f"{rep.steps:,} RK4 steps"),
-        ("strain limit", f"{rep.strain_limit:.2%} of each edge's rest length, "
-                         f"{rep.strain_sweeps} sweeps" if rep.strain_limit is not None
-         else "none: frames as decoded"),
-        ("decoder fit", f"residual {rep.fit_residual:.2%} held out, "
-                        f"{rep.run_residual:.3%} of the size along the run"),
-        ("energy", f"max kinetic {rep.energy['kinetic_max_J']:.3g} J, dissipated "
-                   f"{rep.energy['dissipated_J']:.3g} J, drift {rep.energy['drift']:.2%}"),
-        ("stages (s)", stages),
-        ("device", rep.device),
-        ("weights", rep.weights)]
-
-
-def _rig_rows(rep: AnimateReport, rows: list[tuple[str, str]], verbose: bool
-              ) -> list[tuple[str, str]]:
-    """An articulated object's summary: its parts and how each joint moved."""
-    from ..rig.animate import part_count, part_rows
-
-    rows = [r for r in rows if r[0] != "took"]
-    rows[0] = ("animated", f"{rep.input}: {rep.vertices:,} vertices, {part_count(rep.rig)} "
-                           "rigid parts on joints")
-    rows += part_rows(rep.rig)
-    t = rep.timings
-    rows.append(("took", f"{t['total']:.1f} s"))
-    if verbose:
-        rows += [("coordinates", f"{rep.latent_dims} ({rep.steps:,} RK4 steps)"),
-                 ("energy", f"max kinetic {rep.energy['kinetic_max_J']:.3g} J, lost to "
-                            f"damping and limits {rep.energy['dissipated_J']:.3g} J"),
-                 ("stages (s)", ", ".join(f"{k} {t[k]:.2f}" for k in
-                                          ("load", "rig", "integrate", "frames", "export")))]
-    return rows
-
-
-def _riding_row(names: list[str] | None) -> list[tuple[str, str]]:
-    """A glTF's parts that its own animation moves ride on the body (io/gltf/parts.py)."""
-    if not names:
-        return []
-    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    return [("parts", f"{shown} ride{'s' if len(names) == 1 else ''} on the body (moved by "
-                      "the file's animation)")]
-
-
-def _size_row(size_m: float, source: str) -> str:
-    """The object's size and where it came from (io.mesh.size_source), shortly."""
-    if source == "--size":
-        return f"{size_m:.3g} m, as --size gave it"
-    if source.startswith("the file's"):
-        return f"{size_m:.3g} m, from {source}"
-    return f"{size_m:.3g} m, assumed: the file has no units (--size or --units sets it)"
-

@@ -1,7 +1,7 @@
 """An object's body for the latent dynamics, from its surface: what kind of body it is
 (sheet, beam or soft), how its pins hold, a slender body's centreline, and the small
 geometry these need (vertex areas and normals, open boundaries, nearest points). Pure
-NumPy, plus the tensors the dynamics take (model/dynamics/core.py); ``motion.latent_motion``
+NumPy, plus the tensors the dynamics take (model/dynamics/bodies.py); ``motion.latent_motion``
 assembles them.
 """
 
@@ -14,7 +14,7 @@ import torch
 
 from ..data.geometry import face_areas, face_normals
 from ..errors import UsageError
-from ..model.dynamics.core import Centreline
+from ..model.dynamics.bodies import Centreline
 from ..scenario.conditions import select_region
 
 BEAM_SLICES = 8  # a beam's centreline: slices along its axis (see beam_centreline) ...

@@ -1,4 +1,5 @@
-"""``neurok fit``: inverse kinematics, the latent state(s) of observed shapes (DESIGN.md §2).
+"""``neurok fit``: inverse kinematics, the latent state(s) of observed shapes (docs/design.md,
+"The method").
 
 observed (a mesh with the rest's topology, a mesh of another topology or a point cloud, or a
 sequence: animated glTF or frame folder) + rest -> the rest's canonical frame -> per shape:

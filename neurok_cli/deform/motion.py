@@ -1,5 +1,5 @@
 """Latent motion of one object from arrays: the part of ``neurok animate`` between loading and
-exporting, shared with calibration and evaluation (DESIGN.md §3).
+exporting, shared with calibration and evaluation (docs/design.md, "Data flow").
 
 encode (prior, active subspace) -> fit the decoder at the dynamics points (ReducedShape)
 -> masses, springs, pins, forces -> integrate the latent ODE -> decode every frame at the
@@ -28,10 +28,12 @@ from ..model import (
     knn_weights,
 )
 from ..model.bending import bending_derivatives, bending_modes
-from ..model.dynamics.core import Body, Environment, Event, LatentDynamics, Rollout, rollout
+from ..model.dynamics.bodies import Body, Environment
+from ..model.dynamics.equations import LatentDynamics
+from ..model.dynamics.rollout import Event, Rollout, rollout
 from ..model.reduced import Fit, ReducedShape, fit_quadratic, linear_modes
 from ..model.rigid import infinitesimal_rotations
-from ..model.skinning import Driven, point_neighbours, smooth_weights
+from ..model.skinning import point_neighbours, smooth_weights
 from ..model.threads import CpuWindow, one_thread_on, torch_threads
 from ..model.volume import VolumeTerm
 from ..scenario.conditions import Conditions, SimMaterial, pinned_by
@@ -47,13 +49,13 @@ from .body import (
     vertex_areas,
     vertex_normals,
 )
+from .decode import decode_frames
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
 SPRING_NEIGHBOURS = 8  # elastic graph: each dynamics point to its nearest ones
 PIN_POINTS = 16  # dynamics points added inside pinned regions and along the underside
 BOTTOM = 0.05  # the underside: vertices within this fraction of the height of the lowest
 DECODE_CHUNK = 64  # latents per decoder call
-DECODE_FRAMES = 16  # frames x samples skinned per block
 WEAK_MODE = 0.05  # reduced directions keep singular values >= this x the largest
 
 
@@ -186,7 +188,7 @@ def latent_motion(model: NeurokModel, vertices: np.ndarray, faces: np.ndarray,
     clock["integrate"] = time.perf_counter()
     with torch_threads(window.spare_threads() if device.type == "cpu"
                        else torch.get_num_threads()):
-        frames, residual, sweeps, lowest = _decode_frames(
+        frames, residual, sweeps, lowest = decode_frames(
             roll, decode, fit.shape, obj, cfg.strain_limit, decoded,
             ground=cfg.conditions.ground)
     sunk = max(-lowest, 0.0) / obj.size if cfg.conditions.ground else 0.0
@@ -477,80 +479,3 @@ def _modes_fit(rest, mass, edges, k_edge, k_q, pinned, clamped, vc, dyn_idx, que
         return torch.einsum("sk,kpi->spi", q, modes)
 
     return Fit(shape, 0.0), displacement_all
-
-
-def _decode_frames(roll: Rollout, displacement_all, shape: ReducedShape, obj: _Object,
-                   strain_limit: float | None,
-                   progress: Callable[[int, int], None] | None = None, *,
-                   ground: bool = False) -> tuple[np.ndarray, float, int, float]:
-    """Every frame's vertices (S, T, N, 3), metres: the decoded displacements at the query
-    points (kept within the strain limit on their own graph), carried to the vertices by
-    locally affine skinning, turned and moved with the frame; pinned vertices held; with
-    ``ground``, vertices below it lifted onto it. Also the quadratic map's RMS residual
-    along the run (fraction of the size), the sweeps the strain limit took and the lowest
-    height a vertex had before the lift (m). The vertices are made a block of frames at a
-    time, each written once into the result, and ``progress(done, total)`` follows the
-    frames."""
-    v, faces, com, size, pinned_v = obj.v, obj.faces, obj.com, obj.size, obj.pinned
-    dyn_in_query, query_idx = obj.dyn_in_query, obj.query_idx
-    T, S, k = roll.q.shape
-    disp = displacement_all(roll.q.reshape(T * S, k))  # (T*S, Qall, 3 or 6) metres
-    turns = disp[..., 3:].reshape(T, S, -1, 3) if disp.shape[-1] == 6 else None
-    disp = disp[..., :3]
-    approx = shape.positions(roll.q.reshape(T * S, k)) - shape.rest
-    exact = disp[:, dyn_in_query]
-    residual = float((approx - exact).pow(2).mean().sqrt()) / size  # fraction of the size
-    rest_v = torch.as_tensor(v - com)
-    rest_q = rest_v[torch.as_tensor(query_idx)]
-    driven = Driven.of(rest_v, rest_q, faces)
-    sweeps = 0
-    if strain_limit is not None and len(faces):  # the vertices follow the corrected points
-        x, sweeps = driven.limited(rest_q + disp.to(torch.float64), strain_limit,
-                                   fixed=torch.as_tensor(pinned_v[query_idx]))
-        disp = x - rest_q
-    moved = (rest_q + disp.to(torch.float64)).view(T, S, -1, 3)
-    R = roll.rotation.reshape(T, S, 3, 3).to(torch.float64)
-    shift = torch.as_tensor(com) + roll.translation.reshape(T, S, 3).to(torch.float64)
-    hold = _pin_hold(obj)
-    out = np.empty((S, T, len(v), 3))
-    lowest = np.inf
-    step = max(1, DECODE_FRAMES // S)
-    for t0 in range(0, T, step):
-        t1 = min(t0 + step, T)
-        # the frame's turn and shift ride in the skinning's per-point maps; one motion's
-        # vertices are written straight into the result
-        frame = (moved[t0:t1].reshape(-1, moved.shape[2], 3), R[t0:t1].reshape(-1, 3, 3),
-                 shift[t0:t1].reshape(-1, 3))
-        into = torch.from_numpy(out[0, t0:t1]) if S == 1 else None
-        if turns is None:  # the points' local maps fitted to their neighbourhoods
-            x = driven.skin(*frame, out=into)  # ((t1-t0)*S, N, 3)
-        else:  # the rigid head's transforms, blended
-            x = driven.blend(frame[0], turns[t0:t1].reshape(-1, turns.shape[2], 3),
-                             *frame[1:], out=into)
-        if S > 1:
-            out[:, t0:t1] = x.numpy().reshape(t1 - t0, S, len(v), 3).transpose(1, 0, 2, 3)
-        if hold is not None:  # pinned vertices exactly at rest; the correction fades
-            near, fade = hold
-            block = out[:, t0:t1]
-            block += fade * (v[near][None, None] - block[:, :, near])
-        if ground:  # the contact acts at the dynamics points; between them, a vertex that
-            # the coarser sampling lets into the ground (up to ~3 % of the size, measured
-            # on a penguin lying on its side) is lifted onto it, while the block is at hand
-            height = out[:, t0:t1, :, 1]
-            lowest = min(lowest, float(height.min()))
-            np.maximum(height, 0.0, out=height)
-        if progress is not None:
-            progress(t1, T)
-    return out, residual, sweeps, lowest
-
-
-def _pin_hold(obj: _Object) -> tuple[np.ndarray, np.ndarray] | None:
-    """Where pinned vertices are held: each vertex's nearest pinned vertex (N,) and how much
-    of the pull back to its rest it takes (1, 1, N, 1), fading over 5 % of the size; None
-    without pins."""
-    if not obj.pinned.any():
-        return None
-    v, pins = obj.v, np.flatnonzero(obj.pinned)
-    near = pins[nearest_index(v, v[pins])]
-    dist = np.linalg.norm(v - v[near], axis=1)
-    return near, np.exp(-(dist / (0.05 * obj.size)) ** 2)[None, None, :, None]

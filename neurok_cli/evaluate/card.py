@@ -83,13 +83,32 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
            size_mb: float = 0.0, limits: str = "", articulated: dict | None = None) -> str:
     """The card's Markdown; ``articulated``: the config's metrics["articulated"], where the
     bundle has been measured on articulated data (:func:`articulated_metrics`)."""
+    ik, roll, plaus = (report.get(k) for k in ("inverse_kinematics", "rollout", "plausibility"))
+    cats = [c for c in (ik or roll)["count"] if c != "all"] + ["all"]
+    lines = _intro_lines(config, generate=generate, name=name, history=history, params=params,
+                         size_mb=size_mb)
+    lines += [f"## Test split ({report['split']}): measured by `{eval_command}`", ""]
+    if ik:
+        lines += _ik_lines(ik, report["config"], cats)
+    if plaus:
+        lines += _plausibility_lines(plaus, report["config"], config["model"], cats)
+    if roll:
+        lines += _rollout_lines(roll, report["config"], cats)
+    if articulated:
+        lines += _articulated_lines(articulated)
+    lines += _calibration_lines(config, calibrate_command)
+    if limits:
+        lines += ["## Known limits", "", limits.strip(), ""]
+    return "\n".join(lines) + "\n"
+
+
+def _intro_lines(config: dict, *, generate: str, name: str, history: str, params: int,
+                 size_mb: float) -> list[str]:
+    """The card's title and its model, data and training sections."""
     tr = config.get("training", {})
     model = config["model"]
     hw = tr.get("hardware", {})
-    ik, roll, plaus = (report.get(k) for k in ("inverse_kinematics", "rollout", "plausibility"))
-    cats = [c for c in (ik or roll)["count"] if c != "all"] + ["all"]
-    head = _head(cats)
-    lines = [
+    return [
         f"# {name}", "",
         "The NeuROK kinematic model (a transformer conditional VAE over an object's deformed "
         "states; CVPR 2026, reimplemented in neurok_cli) trained on the corpus our data engine "
@@ -112,73 +131,82 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
         f"- command: `{tr.get('command')}`" + (f" ({history})" if history else ""),
         f"- steps: {tr.get('steps')}, wall time {tr.get('wall_s')} s on {hw.get('device', '?')}"
         f" ({hw.get('cpu', hw.get('gpu', ''))}, {hw.get('processes', 1)} process)", "",
-        f"## Test split ({report['split']}): measured by `{eval_command}`", "",
     ]
-    if ik:
-        lines += _ik_lines(ik, report["config"], cats)
-    if plaus:
-        s, d, u = plaus["samples"], plaus["data"], plaus.get("unit_samples")
-        r, lim = plaus.get("reconstructions"), plaus.get("limited_samples")
-        sk, skr = plaus.get("skinned_samples"), plaus.get("skinned_reconstructions")
-        fitted = plaus.get("prior") == "fitted"
-        law = ("N(mu(M0), L Lᵀ), the instance prior with the spread fitted to the training "
-               "data (calibration below)" if fitted else "N(mu(M0), I)")
-        lines += [f"Prior samples: {plaus['draws']} draws z ~ {law}, over "
-                  f"{plaus['draws'] // max(report['config']['draws'], 1)} test objects, "
-                  f"{plaus['nan_samples']} with NaN. Edge strain |l/l0 - 1|, crumple (the 95th "
-                  "percentile of the dihedral angles' change, radians) and volume change "
-                  "|V/V0 - 1| (closed solids) of the decoded samples next to the engine's own "
-                  "frames of the same objects"
-                  + (", to the decoder's reconstructions of those frames (posterior means: "
-                     "the strain the decoder adds by itself)" if r else "")
-                  + (" and to the same draws under the unit prior N(mu(M0), I) that training "
-                     "pulls the posteriors towards" if u else "")
-                  + ("; \"within the strain limit\": the samples with their edges kept within "
-                     "the bundle's strain limit (calibration below), as `neurok animate` "
-                     "decodes frames" if lim else "")
-                  + ("; \"skinned\": made into meshes as `neurok animate` makes them, the "
-                     + ("driving points' rigid transforms (the rigid head's rotation and "
-                        "displacement) blended as dual quaternions at the vertices"
-                        if model.get("rigid") else "driving points' displacements carried "
-                        "to the vertices by locally affine skinning")
-                     + " (no strain limit), where the other rows decode every vertex on "
-                     "its own" if sk else "") + ":", "", head]
-        for key, label in (("strain_mean", "mean edge strain"),
-                           ("strain_p99", "99th pct edge strain"),
-                           ("crumple", "crumple"),
-                           ("volume_change", "volume change")):
-            if key not in s:
-                continue
-            lines += [_row(f"samples: {label}", s[key], cats),
-                      _row(f"data: {label}", d.get(key, {}), cats)]
-            if sk:
-                lines += [_row(f"samples, skinned: {label}", sk.get(key, {}), cats)]
-            if lim:
-                lines += [_row(f"samples within the strain limit: {label}", lim.get(key, {}),
-                               cats)]
-            if r:
-                lines += [_row(f"reconstructions: {label}", r.get(key, {}), cats)]
-            if skr:
-                lines += [_row(f"reconstructions, skinned: {label}", skr.get(key, {}), cats)]
-            if u:
-                lines += [_row(f"unit prior: {label}", u.get(key, {}), cats)]
-        lines += [""]
-    if roll:
-        lines += [f"Latent rollouts ({report['config']['seconds']:g} s from each sequence's "
-                  "first frame under its own conditions; mean vertex error over time, unit: "
-                  f"the rest shape's diagonal) on {int(roll['count']['all'])} sequences:", "",
-                  head, _row("latent rollout", roll["error"], cats),
-                  _row("rest pose", roll["rest_error"], cats)]
-        if "shape_error" in roll:  # reports made before the shape error have none
-            lines += [_row("shape error (rigidly aligned)", roll["shape_error"], cats),
-                      _row("rest pose, aligned", roll["rest_shape_error"], cats)]
-        lines += [_row("failed (fraction)", roll["failed"], cats)]
-        if "strain" in roll:
-            lines += [_row("mean edge strain", roll["strain"], cats),
-                      _row("engine's mean edge strain", roll["engine_strain"], cats)]
-        lines += [""]
-    if articulated:
-        lines += _articulated_lines(articulated)
+
+
+def _plausibility_intro(plaus: dict, cfg: dict, model: dict) -> str:
+    """The sentence above the prior samples' table: what was drawn and what each row is."""
+    r, lim = plaus.get("reconstructions"), plaus.get("limited_samples")
+    sk, u = plaus.get("skinned_samples"), plaus.get("unit_samples")
+    fitted = plaus.get("prior") == "fitted"
+    law = ("N(mu(M0), L Lᵀ), the instance prior with the spread fitted to the training "
+           "data (calibration below)" if fitted else "N(mu(M0), I)")
+    return (f"Prior samples: {plaus['draws']} draws z ~ {law}, over "
+            f"{plaus['draws'] // max(cfg['draws'], 1)} test objects, "
+            f"{plaus['nan_samples']} with NaN. Edge strain |l/l0 - 1|, crumple (the 95th "
+            "percentile of the dihedral angles' change, radians) and volume change "
+            "|V/V0 - 1| (closed solids) of the decoded samples next to the engine's own "
+            "frames of the same objects"
+            + (", to the decoder's reconstructions of those frames (posterior means: "
+               "the strain the decoder adds by itself)" if r else "")
+            + (" and to the same draws under the unit prior N(mu(M0), I) that training "
+               "pulls the posteriors towards" if u else "")
+            + ("; \"within the strain limit\": the samples with their edges kept within "
+               "the bundle's strain limit (calibration below), as `neurok animate` "
+               "decodes frames" if lim else "")
+            + ("; \"skinned\": made into meshes as `neurok animate` makes them, the "
+               + ("driving points' rigid transforms (the rigid head's rotation and "
+                  "displacement) blended as dual quaternions at the vertices"
+                  if model.get("rigid") else "driving points' displacements carried "
+                  "to the vertices by locally affine skinning")
+               + " (no strain limit), where the other rows decode every vertex on "
+               "its own" if sk else "") + ":")
+
+
+def _plausibility_lines(plaus: dict, cfg: dict, model: dict, cats: list[str]) -> list[str]:
+    """The prior samples' table: each measure of the samples beside the data's and the
+    variants the report holds."""
+    s, d = plaus["samples"], plaus["data"]
+    rows = (("samples, skinned", plaus.get("skinned_samples")),
+            ("samples within the strain limit", plaus.get("limited_samples")),
+            ("reconstructions", plaus.get("reconstructions")),
+            ("reconstructions, skinned", plaus.get("skinned_reconstructions")),
+            ("unit prior", plaus.get("unit_samples")))
+    lines = [_plausibility_intro(plaus, cfg, model), "", _head(cats)]
+    for key, label in (("strain_mean", "mean edge strain"),
+                       ("strain_p99", "99th pct edge strain"),
+                       ("crumple", "crumple"),
+                       ("volume_change", "volume change")):
+        if key not in s:
+            continue
+        lines += [_row(f"samples: {label}", s[key], cats),
+                  _row(f"data: {label}", d.get(key, {}), cats)]
+        lines += [_row(f"{what}: {label}", table.get(key, {}), cats)
+                  for what, table in rows if table]
+    return lines + [""]
+
+
+def _rollout_lines(roll: dict, cfg: dict, cats: list[str]) -> list[str]:
+    """The latent rollouts' table of an evaluation report."""
+    lines = [f"Latent rollouts ({cfg['seconds']:g} s from each sequence's "
+             "first frame under its own conditions; mean vertex error over time, unit: "
+             f"the rest shape's diagonal) on {int(roll['count']['all'])} sequences:", "",
+             _head(cats), _row("latent rollout", roll["error"], cats),
+             _row("rest pose", roll["rest_error"], cats)]
+    if "shape_error" in roll:  # reports made before the shape error have none
+        lines += [_row("shape error (rigidly aligned)", roll["shape_error"], cats),
+                  _row("rest pose, aligned", roll["rest_shape_error"], cats)]
+    lines += [_row("failed (fraction)", roll["failed"], cats)]
+    if "strain" in roll:
+        lines += [_row("mean edge strain", roll["strain"], cats),
+                  _row("engine's mean edge strain", roll["engine_strain"], cats)]
+    return lines + [""]
+
+
+def _calibration_lines(config: dict, calibrate_command: str) -> list[str]:
+    """The calibration section: stiffness per category, the prior's spread, the strain
+    limit (each where the bundle has it)."""
+    lines = []
     cal = config.get("calibration")
     if cal:
         lines += [f"## Calibration: `{calibrate_command}`", "",
@@ -208,9 +236,7 @@ def render(config: dict, report: dict, *, generate: str, eval_command: str,
                   f"{v['split']} sequences; their mean {v['mean']:.4f}, 99th pct "
                   f"{v['p99']:.4f})" for c, v in strain.items()]
         lines += [""]
-    if limits:
-        lines += ["## Known limits", "", limits.strip(), ""]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _shape(cal: dict) -> str:

@@ -1,4 +1,5 @@
-"""How physical a clip looks, with no ground truth: pure NumPy measures (DESIGN.md §9).
+"""How physical a clip looks, with no ground truth: pure NumPy measures (docs/design.md,
+"Decoded frames, volume, bending and air").
 
 Every measure is taken on the welded surface (vertices merged by position, so UV seams and
 double-sided copies do not count as edges of their own), every frame against the first:

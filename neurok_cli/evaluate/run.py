@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..data.format import read_header
 from ..errors import UsageError
+from ..extras import require
 from ..io.atomic import atomic_path
 from .prior import fit_prior
 from .strain import fit_strain_limit
@@ -71,10 +72,8 @@ def write_report(report: dict, path: str | Path) -> None:
 def plot_report(report: dict, path: str | Path) -> None:
     """Per-category bars (IK Chamfer and reconstruction against the rest pose) and the
     rollout error over time, in one PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    require("matplotlib", "plots", "neurok eval --plot").use("Agg")
+    plt = require("matplotlib.pyplot", "plots", "neurok eval --plot")
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     ik = report.get("inverse_kinematics")

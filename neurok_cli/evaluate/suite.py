@@ -1,5 +1,5 @@
-"""What ``neurok eval`` measures over a dataset split (DESIGN.md §7), and the calibration of
-the latent physics against the engine.
+"""What ``neurok eval`` measures over a dataset split (docs/design.md, "Model"), and the
+calibration of the latent physics against the engine.
 
 - inverse kinematics: fit z to a held-out deformed frame, decode, Chamfer-L1 over 10k surface
   samples each way (unit: the target's bounding-box diagonal), against the rest pose;
@@ -196,92 +196,125 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     a rigid head: the points' rigid transforms blended), where the rest decode every vertex
     on its own."""
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed))
-    dev = next(model.parameters()).device
-    mc = model.cfg
     gen = torch.Generator().manual_seed(cfg.seed)
     picks = _stratified(ds, cfg.objects, cfg.seed)
-    rows_model, rows_unit, rows_data, rows_recon, rows_limited = [], [], [], [], []
-    rows_skin, rows_skin_recon, nans = [], [], 0
-    used = set()
+    rows: dict[str, list[tuple[str, dict]]] = {k: [] for k in PLAUSIBILITY_ROWS}
+    nans, used = 0, set()
     for j, idx in enumerate(picks):
-        entry = ds.sequence(idx)
-        rest = entry.frames[0].astype(np.float64)
-        centre, scale = canonical_transform(rest)
-        vc = (rest - centre) * scale
-        rng = np.random.default_rng([cfg.seed, 13, j])
-        pts, fidx, bary = sample_surface(vc, entry.faces, mc.n_points, rng)
-        nrm = face_normals(vc, entry.faces)[fidx]
-        t = lambda x: torch.as_tensor(np.asarray(x, np.float32), device=dev)[None]  # noqa
-        cat = ds.category_of[idx]
+        entry, cat = ds.sequence(idx), ds.category_of[idx]
         L = prior_spread(bundle_config or {}, cat)
         used.add("fitted" if L is not None else "unit")
-        with torch.no_grad():
-            prior = model.encode_prior(t(pts), t(nrm))
-            state = gen.get_state()
-            draws = [model.sample(prior, cfg.draws, gen, scale_tril=L)[:, 0]]  # (n, k)
-            if L is not None:  # the same noise under the unit prior
-                gen.set_state(state)
-                draws.append(model.sample(prior, cfg.draws, gen)[:, 0])
-            frames = (entry.frames.astype(np.float64) - centre) * scale
-            seen = frames[np.linspace(1, len(frames) - 1, RECON_FRAMES).round().astype(int)]
-            delta = []
-            for f in seen:  # the engine's frame without its rigid motion, as in training
-                rot, shift = kabsch(f, vc)
-                delta.append(barycentric_points(f @ rot.T + shift, entry.faces, fidx, bary)
-                             - pts)
-            n = len(seen)
-            z_seen, _ = model.encode_posterior(t(pts).repeat(n, 1, 1), t(nrm).repeat(n, 1, 1),
-                                               torch.as_tensor(np.asarray(delta, np.float32),
-                                                               device=dev), prior.repeat(n))
-            draws.append(z_seen)
-            shapes, turns = [], []  # turns: a rigid head's rotation vectors, else None
-            for z in draws:
-                d, turn = _decode_all(model, z, prior, t(vc))
-                shapes.append(vc + d)
-                turns.append(turn)
-        recon, recon_turns = shapes.pop(), turns.pop()
+        vc, frames, shapes, turns = _decoded_object(model, entry, cfg, j, gen, L)
         nans += int((~np.isfinite(shapes[0])).any(axis=(1, 2)).sum())
-        edges = mesh_edges(entry.faces)
-        v0 = closed_volume(vc, entry.faces)
-        solid = cat in ("soft", "beam") and v0 > 0  # an articulated object's boxes overlap
-        pairs = [(rows_model, shapes[0]), (rows_data, frames[1:]), (rows_recon, recon),
-                 (rows_skin, as_animated(shapes[0], vc, entry.faces, mc.n_query,
-                                         seed=cfg.seed, turns=turns[0])),
-                 (rows_skin_recon, as_animated(recon, vc, entry.faces, mc.n_query,
-                                               seed=cfg.seed, turns=recon_turns))]
-        if len(shapes) > 1:
-            pairs.append((rows_unit, shapes[1]))
         limit = strain_limit(bundle_config or {}, cat)
-        if limit is not None:
-            pairs.append((rows_limited, as_animated(shapes[0], vc, entry.faces, mc.n_query,
-                                                    limit, cfg.seed, turns[0])))
-        for rows, x in pairs:
-            s = edge_strain(vc, x, edges)
-            row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99)),
-                   "crumple": float(crumple(vc, x, entry.faces).mean())}
-            if solid:
-                row["volume_change"] = float(np.mean([abs(closed_volume(f, entry.faces) / v0
-                                                          - 1.0) for f in x]))
-            rows.append((cat, row))
+        for key, row in _object_rows(vc, entry.faces, cat, frames, shapes, turns, limit,
+                                     model.cfg.n_query, cfg.seed).items():
+            rows[key].append((cat, row))
         if progress:
             progress(j + 1, len(picks))
+    out = {"samples": _summary(rows["samples"]), "data": _summary(rows["data"]),
+           "reconstructions": _summary(rows["reconstructions"]),
+           "skinned_samples": _summary(rows["skinned_samples"]),
+           "skinned_reconstructions": _summary(rows["skinned_reconstructions"]),
+           "nan_samples": nans, "draws": cfg.draws * len(picks), "prior": "+".join(sorted(used))}
+    for key in ("unit_samples", "limited_samples"):
+        if rows[key]:
+            out[key] = _summary(rows[key])
+    return out
 
-    def summary(rows):
-        keys = ["strain_mean", "strain_p99", "crumple"]
-        out = _group([(c, {k: r[k] for k in keys}) for c, r in rows], keys)
-        vol = [(c, r) for c, r in rows if "volume_change" in r]
-        if vol:
-            out["volume_change"] = _group(vol, ["volume_change"])["volume_change"]
-        return out
 
-    out = {"samples": summary(rows_model), "data": summary(rows_data),
-           "reconstructions": summary(rows_recon), "skinned_samples": summary(rows_skin),
-           "skinned_reconstructions": summary(rows_skin_recon), "nan_samples": nans,
-           "draws": cfg.draws * len(picks), "prior": "+".join(sorted(used))}
-    if rows_unit:
-        out["unit_samples"] = summary(rows_unit)
-    if rows_limited:
-        out["limited_samples"] = summary(rows_limited)
+# what plausibility measures, each a set of shapes of every object
+PLAUSIBILITY_ROWS = ("samples", "data", "reconstructions", "skinned_samples",
+                     "skinned_reconstructions", "unit_samples", "limited_samples")
+
+
+def _decoded_object(model: NeurokModel, entry, cfg: EvalConfig, j: int, gen: torch.Generator,
+                    L: torch.Tensor | None) -> tuple[np.ndarray, np.ndarray, list, list]:
+    """One object of plausibility in its canonical frame: its rest vc (N, 3), its frames
+    (T, N, 3), and the shapes decoded at every vertex, each (n, N, 3): prior draws, then the
+    same noise under the unit prior where ``L`` is a fitted spread, then the posterior means
+    of RECON_FRAMES of its frames; beside them a rigid head's rotation vectors (else None)."""
+    dev = next(model.parameters()).device
+    rest = entry.frames[0].astype(np.float64)
+    centre, scale = canonical_transform(rest)
+    vc = (rest - centre) * scale
+    rng = np.random.default_rng([cfg.seed, 13, j])
+    pts, fidx, bary = sample_surface(vc, entry.faces, model.cfg.n_points, rng)
+    nrm = face_normals(vc, entry.faces)[fidx]
+    t = lambda x: torch.as_tensor(np.asarray(x, np.float32), device=dev)[None]  # noqa
+    with torch.no_grad():
+        prior = model.encode_prior(t(pts), t(nrm))
+        state = gen.get_state()
+        draws = [model.sample(prior, cfg.draws, gen, scale_tril=L)[:, 0]]  # (n, k)
+        if L is not None:  # the same noise under the unit prior
+            gen.set_state(state)
+            draws.append(model.sample(prior, cfg.draws, gen)[:, 0])
+        frames = (entry.frames.astype(np.float64) - centre) * scale
+        seen = frames[np.linspace(1, len(frames) - 1, RECON_FRAMES).round().astype(int)]
+        delta = []
+        for f in seen:  # the engine's frame without its rigid motion, as in training
+            rot, shift = kabsch(f, vc)
+            delta.append(barycentric_points(f @ rot.T + shift, entry.faces, fidx, bary)
+                         - pts)
+        n = len(seen)
+        z_seen, _ = model.encode_posterior(t(pts).repeat(n, 1, 1), t(nrm).repeat(n, 1, 1),
+                                           torch.as_tensor(np.asarray(delta, np.float32),
+                                                           device=dev), prior.repeat(n))
+        draws.append(z_seen)
+        shapes, turns = [], []  # turns: a rigid head's rotation vectors, else None
+        for z in draws:
+            d, turn = _decode_all(model, z, prior, t(vc))
+            shapes.append(vc + d)
+            turns.append(turn)
+    return vc, frames, shapes, turns
+
+
+def _object_rows(vc: np.ndarray, faces: np.ndarray, cat: str, frames: np.ndarray,
+                 shapes: list, turns: list, limit: float | None, n_query: int, seed: int
+                 ) -> dict[str, dict]:
+    """Plausibility's measures of one object, by row: its decoded ``shapes`` and ``turns``
+    (as :func:`_decoded_object` gives them), its frames, and those made into meshes as
+    ``animate`` makes them (within the strain ``limit`` where there is one)."""
+    shapes, turns = list(shapes), list(turns)
+    recon, recon_turns = shapes.pop(), turns.pop()
+    sets = {"samples": shapes[0], "data": frames[1:], "reconstructions": recon,
+            "skinned_samples": as_animated(shapes[0], vc, faces, n_query, seed=seed,
+                                           turns=turns[0]),
+            "skinned_reconstructions": as_animated(recon, vc, faces, n_query, seed=seed,
+                                                   turns=recon_turns)}
+    if len(shapes) > 1:
+        sets["unit_samples"] = shapes[1]
+    if limit is not None:
+        sets["limited_samples"] = as_animated(shapes[0], vc, faces, n_query, limit, seed,
+                                              turns[0])
+    edges = mesh_edges(faces)
+    v0 = closed_volume(vc, faces)
+    solid = cat in ("soft", "beam") and v0 > 0  # an articulated object's boxes overlap
+    return {key: _shape_measures(vc, x, faces, edges, v0 if solid else None)
+            for key, x in sets.items()}
+
+
+def _shape_measures(vc: np.ndarray, x: np.ndarray, faces: np.ndarray, edges: np.ndarray,
+                    v0: float | None) -> dict:
+    """Edge strain (mean, 99th percentile) and crumple of shapes x (n, N, 3) against the
+    rest vc (N, 3), and the mean volume change against the rest's volume ``v0`` (m^3 in the
+    canonical frame; None: not a closed solid)."""
+    s = edge_strain(vc, x, edges)
+    row = {"strain_mean": float(s.mean()), "strain_p99": float(np.quantile(s, 0.99)),
+           "crumple": float(crumple(vc, x, faces).mean())}
+    if v0 is not None:
+        row["volume_change"] = float(np.mean([abs(closed_volume(f, faces) / v0 - 1.0)
+                                              for f in x]))
+    return row
+
+
+def _summary(rows: list[tuple[str, dict]]) -> dict:
+    """Plausibility's rows grouped by category (volume change over the solids only)."""
+    keys = ["strain_mean", "strain_p99", "crumple"]
+    out = _group([(c, {k: r[k] for k in keys}) for c, r in rows], keys)
+    vol = [(c, r) for c, r in rows if "volume_change" in r]
+    if vol:
+        out["volume_change"] = _group(vol, ["volume_change"])["volume_change"]
     return out
 
 

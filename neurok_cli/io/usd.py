@@ -22,26 +22,23 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UsageError
+from ..extras import require
 from .asset import Asset, Material
 from .atomic import atomic_path
 from .normals import vertex_normals
 
 USD_SUFFIXES = (".usd", ".usda", ".usdc")
-INSTALL_HINT = "USD output needs Pixar's usd-core: pip install usd-core"
 
 
 def _pxr():
-    """The pxr modules, or a one-line error saying how to install them."""
-    try:
-        from pxr import Gf, Sdf, Usd, UsdGeom, Vt
-    except ImportError:
-        raise UsageError(INSTALL_HINT) from None
-    return Gf, Sdf, Usd, UsdGeom, Vt
+    """The pxr modules, or a one-line error naming the extra that installs them."""
+    return tuple(require(f"pxr.{name}", "usd") for name in ("Gf", "Sdf", "Usd", "UsdGeom", "Vt"))
 
 
 def check_usd(path: Path, fmt: str) -> None:
     """Refuse, before any work, a USD output that cannot be written as asked: usd-core
-    missing, or a name whose suffix says another format (``.usd`` takes either)."""
+    missing (the ``usd`` extra), or a name whose suffix says another format (``.usd`` takes
+    either)."""
     _pxr()
     suffix = path.suffix.lower()
     if suffix not in USD_SUFFIXES or suffix not in (".usd", f".{fmt}"):

@@ -10,7 +10,7 @@ costs ~6 decodes, so between true ones it is carried along by secant (Broyden) u
 the decodes the trial steps make anyway. The Chamfer fit is iteratively reweighted least
 squares around the nearest pairs both ways, re-matched at every trial step. (Adam on the same
 losses took 150 steps of a decode and a backward pass each, ~30x the time, for the same
-or a worse Chamfer-L1 on the pairs of benchmarks/bench_fit.py.)"""
+or a worse Chamfer-L1 on the pairs of benchmarks/bench_fit.py, in commit 8bb475c.)"""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def _exact_rest(delta: Tensor, z: Tensor, mu: Tensor) -> Tensor:
 
 
 class NeurokModel(nn.Module):
-    """Transformer conditional VAE over an object's deformed states (see DESIGN.md §2)."""
+    """Transformer conditional VAE over an object's deformed states (docs/design.md, "Model")."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()

@@ -4,7 +4,8 @@ coordinates, its coefficients a function of z and of the object.
 Why: the engine's deformations are smooth fields of the rest shape. Least squares of one
 cubic polynomial field per pair (20 monomials per axis) leaves 0.04x of the rest pose's
 error on the test split's beams, 0.15x on soft bodies and 0.20x on cloth, where the
-attention decoder alone reconstructs 0.60x, 0.73x and 0.43x (benchmarks/bench_smooth.py).
+attention decoder alone reconstructs 0.60x, 0.73x and 0.43x (benchmarks/bench_smooth.py, in
+commit 8bb475c).
 A point decoded on its own by attention draws such a field only approximately, point by
 point; this head draws it exactly, and the attention decoder adds what is not smooth (a
 fold, a contact patch).

@@ -75,10 +75,13 @@ def output_format(path: Path, fmt: str | None = None) -> str:
                      ".usd, .usda, .usdc, .mdd, .pc2, .mp4, .gif, a folder name, or --format")
 
 
-def check_output(path: str | Path, fmt: str | None = None) -> str:
+def check_output(path: str | Path, fmt: str | None = None, *, renderer: str | None = None
+                 ) -> str:
     """The output format for ``path`` (see output_format), once its place is checked: a file
-    in a writable folder, or a frame folder that writing may replace (check_frame_folder).
-    Call it before the work, so that a bad output fails in one line at once."""
+    in a writable folder, or a frame folder that writing may replace (check_frame_folder),
+    and what the format needs installed (usd-core for USD; for a video, the ``renderer``
+    when one is named). Call it before the work, so that a bad output fails in one line at
+    once."""
     from ..io.atomic import check_file_output
     from ..io.frames import check_frame_folder
 
@@ -92,6 +95,10 @@ def check_output(path: str | Path, fmt: str | None = None) -> str:
         from ..io.usd import check_usd
 
         check_usd(path, fmt)
+    if fmt in ("mp4", "gif") and renderer not in (None, "auto"):  # auto falls back to numpy
+        from .renderer import choose_backend
+
+        choose_backend(renderer)
     return fmt
 
 
@@ -103,7 +110,7 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
     path = Path(path)
     fmt = output_format(path, opts.fmt)
     if fmt in ("glb", "gltf"):
-        from ..io.gltf.write import write_animated
+        from ..io.gltf import write_animated
 
         rep = write_animated(asset, motions, path, fps=fps, encoding=opts.encoding,
                              tolerance=opts.tolerance, names=opts.names,

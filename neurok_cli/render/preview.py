@@ -14,7 +14,7 @@ from ..errors import InputError, UsageError
 from ..io.asset import Part
 from ..io.mesh import GLTF_SUFFIXES, Z_UP_TO_Y_UP, load_mesh
 from .parts import render_parts
-from .renderer import Camera, available_backends, render_frames
+from .renderer import Camera, choose_backend, render_frames
 from .video import VIDEO_FORMATS, write_image, write_video
 
 STILL = ".png"
@@ -150,7 +150,7 @@ def preview(cfg: PreviewConfig, *, progress: Callable[[int, int], None] | None =
         raise UsageError(f"image size {cfg.width}x{cfg.height} is out of range (16..8192)")
     if cfg.fps is not None and not 0 < cfg.fps <= 240:
         raise UsageError(f"--fps must be in (0, 240], not {cfg.fps}")
-    backend = available_backends()[0] if cfg.renderer == "auto" else cfg.renderer
+    backend = choose_backend(cfg.renderer)  # before loading: --renderer gl without GL fails now
     parts, positions, fps, warnings = _load_motion(cfg)
     total = len(positions[0])
     camera = Camera(width=cfg.width, height=cfg.height, azimuth=cfg.azimuth,

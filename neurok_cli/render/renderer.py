@@ -2,9 +2,9 @@
 
 ``render_frames`` frames the camera on the whole animation, lights the scene (one shadowed key
 light, a hemisphere fill, a ground plane) and yields sRGB images. The ``gl`` backend draws with
-moderngl in a headless EGL context (4x MSAA, PCF shadow map); the ``numpy`` backend
-(``raster.py``) is a pure-NumPy rasterizer with the same camera and lighting, for machines
-without EGL. Both read the frame-independent set-up from one ``Scene``.
+moderngl (the ``gl`` extra) in a headless EGL context (4x MSAA, PCF shadow map); the ``numpy``
+backend (``raster.py``) is a pure-NumPy rasterizer with the same camera and lighting, for
+machines without EGL or moderngl. Both read the frame-independent set-up from one ``Scene``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DependencyError, InputError, UsageError
+from ..extras import require
 from .raster import (
     SHADOW_BIAS,
     SHADOW_OFFSET,
@@ -71,7 +72,7 @@ def render_frames(parts: Sequence[RenderPart], positions: Sequence[np.ndarray],
     camera = camera or Camera()
     if camera.width < 1 or camera.height < 1 or not 0.0 < camera.fov_y < 180.0:
         raise UsageError("camera: width and height must be >= 1 and fov_y between 0 and 180")
-    name = _choose_backend(backend)
+    name = choose_backend(backend)
     prepared, frames, everything, n_frames = _check_inputs(parts, positions)
     order = list(range(n_frames)) if select is None else [int(t) for t in select]
     if any(not 0 <= t < n_frames for t in order):
@@ -90,7 +91,11 @@ def available_backends() -> list[str]:
     return ["gl", "numpy"]
 
 
-def _choose_backend(backend: str) -> str:
+def choose_backend(backend: str) -> str:
+    """The backend "auto", "gl" or "numpy" names on this machine ("auto": gl when an EGL
+    context can be made, else numpy); UsageError for another name, DependencyError when gl
+    is asked for and cannot be had. Call it before the work, so that a renderer this machine
+    lacks fails at once."""
     if backend not in ("auto", *_BACKENDS):
         raise UsageError(f"unknown renderer {backend!r}; choose one of: auto, "
                          + ", ".join(_BACKENDS))
@@ -274,16 +279,17 @@ _GL_ERROR: str | None = None
 
 
 def _gl_state() -> _GLState:
-    """The cached GL context, created on first use; DependencyError if it cannot be made."""
+    """The cached GL context, created on first use; DependencyError if it cannot be made:
+    without moderngl (the ``gl`` extra) one naming the extra, else one saying why."""
     global _GL, _GL_ERROR
+    if _GL is None:
+        moderngl = require("moderngl", "gl")  # each time: cheap once imported
     if _GL is None and _GL_ERROR is None:
         try:
-            import moderngl
-
             ctx = moderngl.create_standalone_context(require=330, backend="egl")
             _GL = _GLState(ctx, ctx.program(vertex_shader=_MAIN_VS, fragment_shader=_MAIN_FS),
                            ctx.program(vertex_shader=_SHADOW_VS, fragment_shader=_SHADOW_FS))
-        except Exception as exc:  # no moderngl, no EGL, no GL 3.3: all mean "no GL here"
+        except Exception as exc:  # no EGL, no GL 3.3: both mean "no GL here"
             _GL_ERROR = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     if _GL is None:
         raise DependencyError(f"OpenGL rendering is unavailable ({_GL_ERROR}); use --renderer "
@@ -316,7 +322,7 @@ class _GLRenderer:
     """Offscreen drawing of one animation with the shared context; ``release`` frees it."""
 
     def __init__(self, state: _GLState, scene: Scene, parts: list[PreparedPart]) -> None:
-        import moderngl
+        moderngl = require("moderngl", "gl")
 
         ctx, w, h = state.ctx, scene.width, scene.height
         self.state, self.scene, self._owned = state, scene, []
@@ -391,7 +397,7 @@ class _GLRenderer:
 
     def frame(self, positions: list[np.ndarray]) -> np.ndarray:
         """Image (H, W, 3) uint8 sRGB of the parts at ``positions`` (one (N_p, 3) each)."""
-        import moderngl
+        moderngl = require("moderngl", "gl")
 
         ctx, prog, s = self.state.ctx, self.state.main, self.scene
         for gp, x in zip(self.parts, positions):

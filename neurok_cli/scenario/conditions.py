@@ -63,6 +63,22 @@ class Conditions:
     pins: list[str] = field(default_factory=list)  # region expressions or vertex index lists
     impulses: list[Impulse] = field(default_factory=list)
 
+    def json(self) -> dict:
+        """The conditions as ``--json`` reports carry them, the same in ``animate`` and
+        ``simulate`` (the start height is the report's ``start_height_m``)."""
+        vec = _floats
+        return {"gravity": vec(self.gravity), "ground": bool(self.ground),
+                "friction": float(self.friction), "pins": list(self.pins),
+                "velocity": vec(self.velocity), "spin": vec(self.spin), "wind": vec(self.wind),
+                "gust": float(self.gust),
+                "pushes": [{"region": i.region, "velocity": vec(i.velocity),
+                            "time": float(i.time)} for i in self.impulses]}
+
+
+def _floats(v) -> list[float]:
+    """A vector as JSON numbers (NumPy's float32 is not one)."""
+    return [float(x) for x in v]
+
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _CMP = re.compile(rf"^\s*([xyz])\s*(<=|>=|<|>)\s*({_NUMBER})\s*$")

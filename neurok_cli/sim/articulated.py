@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import UsageError
+from ..extras import require
 from ..scenario.joints import SHEET, Joint, RigBody, closed_surface
 from .scene import from_mj, to_mj
 
@@ -367,7 +368,7 @@ def _run(xml: str, names: list[str], jointed: list[bool], verts, faces, owner, q
          ) -> ArticulatedRun:
     import time
 
-    import mujoco
+    mujoco = require("mujoco", "sim")
 
     t0 = time.perf_counter()
     model = mujoco.MjModel.from_xml_string(xml)
@@ -422,7 +423,7 @@ def _kick(model, data, kick, local: np.ndarray, owner: np.ndarray, bodies: list[
     """A push on some vertices: the impulse that would change their own mass's velocity by
     the kick's (each vertex its part's mass over its vertices), taken by the whole (as
     linkage.Linkage.kick)."""
-    import mujoco
+    mujoco = require("mujoco", "sim")
 
     mujoco.mj_forward(model, data)  # poses and the mass matrix of the state reached
     _, idx, dv = kick

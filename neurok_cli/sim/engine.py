@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DependencyError, UsageError
+from ..errors import UsageError
+from ..extras import require
 from ..scenario.conditions import select_region
 from ..scenario.mass import AIR_DENSITY, DRAG, closed_volume
 from .lattice import carry_weights
@@ -26,10 +27,7 @@ def _keep_warning(text: str) -> None:
 
 
 def _mujoco():
-    try:
-        import mujoco
-    except ImportError as e:  # pragma: no cover - a declared dependency
-        raise DependencyError("MuJoCo is missing: pip install mujoco==4.0.0") from e
+    mujoco = require("mujoco", "sim")
     # collect warnings instead of letting MuJoCo print them and write MUJOCO_LOG.TXT here
     mujoco.set_mju_user_warning(_keep_warning)
     return mujoco
@@ -38,7 +36,7 @@ def _mujoco():
 @contextlib.contextmanager
 def engine_errors() -> Iterator[None]:
     """MuJoCo's fatal errors (out of memory, bad model) as one-line user errors."""
-    import mujoco
+    mujoco = require("mujoco", "sim")
 
     try:
         yield

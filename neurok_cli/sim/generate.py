@@ -29,6 +29,7 @@ from ..data.format import (
     write_header,
 )
 from ..errors import NeurokError, UsageError
+from ..extras import require
 from ..io.atomic import atomic_path, remove_partials
 from ..limits import check_frames
 from ..scenario.conditions import CATEGORIES, Conditions, Impulse, SimMaterial
@@ -173,7 +174,7 @@ def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
     if result.rejected:
         _record_rejection(cfg.out, job, result.rejected)
         return job.name, result.rejected, time.perf_counter() - t0
-    import mujoco
+    mujoco = require("mujoco", "sim")
 
     meta = {"category": job.category, "family": job.family, "split": job.split,
             "shape": shape.params, "kind": shape.kind, "material": asdict(material),
@@ -191,7 +192,7 @@ def run_job(job: Job, cfg: GenerateConfig) -> tuple[str, str | None, float]:
 def _run_articulated(job: Job, cfg: GenerateConfig, t0: float) -> tuple[str, str | None, float]:
     """One articulated job: the object and its motion drawn from the job's generator, moved
     by the engine, saved with its joints' layout and positions in the meta."""
-    import mujoco
+    mujoco = require("mujoco", "sim")
 
     from .. import __version__
 
@@ -306,7 +307,7 @@ def summarize(cfg: GenerateConfig, jobs: list[Job]) -> Header:
     for f in (cfg.out / "rejected").glob("*.json") if (cfg.out / "rejected").is_dir() else []:
         if not f.name.startswith("."):
             rejected[json.loads(f.read_text())["reason"]] += 1
-    import mujoco
+    mujoco = require("mujoco", "sim")
 
     return Header(
         generator=_generator(cfg),

@@ -22,6 +22,14 @@ from ..scenario.conditions import PRESET_MATERIALS, Conditions, SimMaterial
 from ..scenario.mass import closed_volume
 from ..scenario.materials import MATERIALS, material_names, resolve_material
 from ..scenario.placement import check_ground_at, ground_row, physics_offsets, place_ground
+from ..scenario.presets import (
+    DEFAULT_BEAM_PIN,
+    DEFAULT_PRESET,
+    JOINT_PRESETS,
+    Overrides,
+    check_preset,
+    preset_conditions,
+)
 from .engine import ENGINE_WARNINGS, run
 from .proxy import make_proxy
 from .scene import SIZED_DOFS
@@ -50,22 +58,27 @@ class SimulateConfig:
     size: float | None = None  # largest extent in metres (unitless files)
     units: str | None = None  # the file's own units (m, cm, mm, in, ft); see canonical_frame
     up: str | None = None  # "y" or "z" (unitless files)
-    drop: float | None = None  # start height over the ground, fraction of the size
+    drop: float | None = None  # start height over the ground, fraction of the size; None:
+    # the preset's
     ground_at: float | None = None  # the ground along the file's up axis, file units; None:
     # the asset's lowest point (scenario/placement.py)
-    conditions: Conditions = field(default_factory=Conditions)
+    overrides: Overrides = field(default_factory=Overrides)  # the user's settings over the
+    # preset's, as animate's (the start height is ``drop``)
+    conditions: Conditions | None = None  # given whole, they stand instead of the preset's
+    # with the overrides (a comparison with animate's own); the preset only sets the height
     dof: str | None = None  # soft bodies: "trilinear", "quadratic", "tet" or "lattice"
     cells: tuple[int, ...] | None = None  # interpolation cells (soft bodies, beams), or the
     # lattice's cubes along the longest side (one number, dof "lattice")
     max_vertices: int = 3000  # denser cloth/tet surfaces are simulated on a proxy (5x: cells)
     export: ExportOptions = field(default_factory=ExportOptions)
-    preset: str | None = None  # articulated objects: open, close, swing, drop or free
+    preset: str | None = None  # as animate's (scenario/presets.py); None: by the category.
+    # Articulated objects: open, close, swing, drop or free (None: open)
     joints: list[JointSpec] = field(default_factory=list)  # --joint, articulated objects
 
     @property
     def articulated(self) -> bool:
         return (self.material == ARTICULATED or bool(self.joints)
-                or self.preset in ("open", "close", "swing"))
+                or self.preset in JOINT_PRESETS)
 
 
 @dataclass
@@ -91,6 +104,9 @@ class SimulateReport:
     size_from: str = ""  # where size_m came from (see io.mesh.size_source)
     ground: dict | None = None  # where the ground is (placement.Ground.json); None: no ground
     rig: list[dict] | None = None  # an articulated object's parts and joints
+    preset: str | None = None  # as animate's report; None: the conditions were given whole
+    start_height_m: float = 0.0  # the preset's (or --drop's) start over the ground, metres
+    conditions: dict | None = None  # the run's forces, pins and start (Conditions.json)
 
 
 def _check_material_name(cfg: SimulateConfig) -> None:
@@ -154,12 +170,17 @@ def _cells(cfg: SimulateConfig) -> tuple[int, int, int] | None:
 
 def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = None
              ) -> SimulateReport:
-    """Run the engine on ``cfg.input`` and write the motion to ``cfg.output``."""
+    """Run the engine on ``cfg.input`` and write the motion to ``cfg.output``: the job
+    ``neurok animate`` does with the same options (the preset, by the category unless
+    given, and the user's settings on top), in full physics. ``progress(share)`` follows
+    the simulated time, 0 to 1."""
     from ..render.export import check_output
 
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
     check_frames(cfg.seconds, cfg.fps)
     check_ground_at(cfg.ground_at)
+    if cfg.preset is not None:
+        check_preset(cfg.preset)
     if not cfg.articulated:
         _check_material_name(cfg)
     asset = load_mesh(cfg.input, up=cfg.up)
@@ -169,11 +190,11 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     rigged = _rigged(cfg, asset, frame)
     if rigged is not None:
         return _simulate_rig(cfg, asset, frame, rigged)
-    if cfg.preset is not None:
-        raise UsageError(f"--preset {cfg.preset}: simulate takes a preset for articulated "
-                         "objects only (open, close, swing, or with --material articulated "
-                         "drop and free); set soft bodies and cloths going with --drop, "
-                         "--velocity, --push and the like")
+    return _simulate_body(cfg, asset, frame, progress)
+
+
+def _simulate_body(cfg: SimulateConfig, asset, frame, progress) -> SimulateReport:
+    """A soft body, cloth or beam in the engine (``simulate``'s deformable path)."""
     welded = asset.welded()
     whole = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     used = engine_surface(whole, welded.faces)  # without the vertices no face uses
@@ -182,21 +203,14 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     cfg = replace(cfg, material=_category(cfg, surface))
     mat = _material(cfg, asked)
     cells = _cells(cfg)
-    drop = cfg.drop if cfg.drop is not None else {"soft": 0.3, "cloth": 0.5, "beam": 0.6}[
-        cfg.material]
-    cond = replace(cfg.conditions, height=drop * frame.size_m)
+    preset, cond, height_m = _run_conditions(cfg, frame.size_m)
+    warnings = list(asset.warnings)
+    if cfg.material == "beam" and not cond.pins:  # the engine has no free beams (sim/setup.py)
+        cond.pins = [DEFAULT_BEAM_PIN]
+        warnings.append(f"the engine holds a beam by its -x end (--pin '{DEFAULT_BEAM_PIN}'); "
+                        "animate lets an unpinned beam fall free")
     ground = place_ground(frame, whole, cfg.ground_at)
-    closed = closed_volume(surface, faces) > 0 and cfg.material != "cloth"
-    proxy = None
-    sim_v, sim_f = surface, faces
-    # a vertex costs three dofs in cloth and tet flexes, but only collision work when it is
-    # embedded in cells (soft trilinear/quadratic, beams): those take 5x more before a proxy
-    per_vertex_dofs = cfg.material == "cloth" or cfg.dof == "tet"
-    limit = cfg.max_vertices if per_vertex_dofs else 5 * cfg.max_vertices
-    if len(surface) > limit:
-        proxy = make_proxy(surface, faces, limit)
-        sim_v, sim_f = proxy.vertices, proxy.faces
-        closed = closed and closed_volume(sim_v, sim_f) > 0
+    sim_v, sim_f, proxy, closed = _engine_mesh(cfg, surface, faces)
     spec = prepare(sim_v, sim_f, cfg.material, mat, cond, dof=cfg.dof, cells=cells)
     # prepare puts the lowest point cond.height above y = 0, which is the user's ground
     _, back = physics_offsets(sim_v, ground, cond.height, cond.ground)
@@ -205,7 +219,6 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     if proxy is not None:
         frames = proxy.carry(frames, surface)
     frames = used.expand(frames, whole)
-    warnings = list(asset.warnings)
     if result.rejected:
         warnings.append(f"the simulation became unstable ({result.rejected}) at "
                         f"{result.times[-1]:.2f} s; wrote the frames before it")
@@ -227,21 +240,55 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
         warnings=warnings + out.warnings, material=cfg.material,
         size_from=size_source(asset, cfg.size, cfg.units),
-        ground=ground.json(float(result.frames[0, :, 1].min())) if cond.ground else None)
+        ground=ground.json(float(result.frames[0, :, 1].min())) if cond.ground else None,
+        preset=preset, start_height_m=height_m, conditions=cond.json())
+
+
+def _run_conditions(cfg: SimulateConfig, size_m: float
+                    ) -> tuple[str | None, Conditions, float]:
+    """The run's preset, conditions (their ``height`` set) and start height in metres, as
+    ``animate`` has them: the preset (by the category unless given) with the user's settings
+    on top, ``--drop`` the height. Conditions given whole (``cfg.conditions``) stand as they
+    are, the preset (or ``--drop``) setting only the height; the preset reported is then the
+    one given, or None."""
+    preset = cfg.preset or DEFAULT_PRESET[cfg.material]
+    over = cfg.overrides if cfg.drop is None else replace(cfg.overrides, drop=cfg.drop)
+    cond, height = preset_conditions(preset, cfg.material, size_m, over)
+    if cfg.conditions is not None:
+        cond, preset = cfg.conditions, cfg.preset
+    return preset, replace(cond, height=height * size_m), height * size_m
+
+
+def _engine_mesh(cfg: SimulateConfig, surface: np.ndarray, faces: np.ndarray):
+    """The mesh the engine moves: the (N, 3) surface, or a proxy where it is too dense ->
+    (vertices, faces, the proxy or None, whether it is closed: soft bodies and beams keep
+    their volume)."""
+    closed = closed_volume(surface, faces) > 0 and cfg.material != "cloth"
+    # a vertex costs three dofs in cloth and tet flexes, but only collision work when it is
+    # embedded in cells (soft trilinear/quadratic, beams): those take 5x more before a proxy
+    per_vertex_dofs = cfg.material == "cloth" or cfg.dof == "tet"
+    limit = cfg.max_vertices if per_vertex_dofs else 5 * cfg.max_vertices
+    if len(surface) <= limit:
+        return surface, faces, None, closed
+    proxy = make_proxy(surface, faces, limit)
+    return (proxy.vertices, proxy.faces, proxy,
+            closed and closed_volume(proxy.vertices, proxy.faces) > 0)
 
 
 def _rig_options(cfg: SimulateConfig) -> bool:
     """Whether the options are all an articulated object takes."""
-    c = cfg.conditions
+    o, c = cfg.overrides, cfg.conditions or Conditions()
+    moving = [v for v in (o.wind, o.velocity, o.spin, c.wind, c.velocity, c.spin)
+              if v is not None and any(v)]
     return not (cfg.material not in (AUTO, ARTICULATED) or cfg.young or cfg.poisson
-                or cfg.damping or cfg.thickness or cfg.dof or cfg.cells or c.pins
-                or any(c.wind) or any(c.velocity) or any(c.spin))
+                or cfg.damping or cfg.thickness or cfg.dof or cfg.cells or o.pins or c.pins
+                or moving)
 
 
 def _rigged(cfg: SimulateConfig, asset, frame):
     """The placement and rig of an articulated object (None: a deformable body): asked for,
-    or found with the material auto and no option only a deformable body takes
-    (animate_rig.found_rig)."""
+    or found as ``animate`` finds it, with nothing said otherwise (the material auto, a
+    preset that suits both, no option only a deformable body takes; rig.animate.found_rig)."""
     from ..rig.animate import found_rig, place
 
     def placed():
@@ -253,7 +300,8 @@ def _rigged(cfg: SimulateConfig, asset, frame):
             raise UsageError("an articulated object takes --preset, --drop, --push, "
                              "--gravity, --density and --joint only")
         return placed(), None
-    if cfg.material != AUTO or cfg.preset is not None or not _rig_options(cfg):
+    if cfg.material != AUTO or cfg.preset not in (None, "drop", "free") \
+            or not _rig_options(cfg):
         return None
     at = placed()
     rig = found_rig(at)
@@ -267,7 +315,10 @@ def _simulate_rig(cfg: SimulateConfig, asset, frame, rigged) -> SimulateReport:
     from .articulated import Motion, run_rig
 
     at, found = rigged
-    c = cfg.conditions
+    c = cfg.conditions  # a rig takes gravity and pushes
+    if c is None:
+        c = Conditions(impulses=list(cfg.overrides.pushes))
+        c.gravity = cfg.overrides.gravity or c.gravity
     begin = rig_start(at.start, at.pieces.faces, at.pieces.piece, at.pieces.names,
                       joints=[to_physical(j, frame, at.lift) for j in cfg.joints],
                       preset=cfg.preset or "open", density=cfg.density, drop_m=at.drop_m,
@@ -296,7 +347,7 @@ def _simulate_rig(cfg: SimulateConfig, asset, frame, rigged) -> SimulateReport:
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
         warnings=list(asset.warnings) + out.warnings, material=ARTICULATED,
         size_from=size_source(asset, cfg.size, cfg.units), ground=at.ground.json(at.drop_m),
-        rig=rows)
+        rig=rows, preset=cfg.preset or "open", start_height_m=at.drop_m, conditions=c.json())
 
 
 def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
@@ -304,6 +355,7 @@ def report_rows(rep: SimulateReport) -> list[tuple[str, str]]:
     size = f"{rep.export['format']}, {rep.export['bytes'] / 1e6:.2f} MB"
     return [("output", f"{rep.output} ({size})"),
             ("frames", f"{rep.frames} at {rep.fps:g} fps"), ("material", rep.material),
+            ("preset", rep.preset or "none: the conditions as given"),
             ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded, "
                          f"{rep.simulated_vertices:,} simulated)"),
             ("size, mass", f"{rep.size_m:.3g} m ({rep.size_from}), {rep.mass_kg:.3g} kg"),

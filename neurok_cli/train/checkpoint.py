@@ -29,6 +29,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from ..errors import InputError
+from ..extras import require
 from ..io.atomic import atomic_dir, atomic_path
 
 CHECKPOINT = "checkpoint"
@@ -205,7 +206,7 @@ def append_metrics(run: str | Path, record: dict) -> None:
 
 def plot_curves(records: list[dict], path: Path) -> None:
     """Train loss, and train/validation errors, against step as a PNG (no pyplot state)."""
-    from matplotlib.figure import Figure
+    Figure = require("matplotlib.figure", "plots", "plotting the training curves").Figure
 
     train = [r for r in records if r["kind"] == "train"]
     val = [r for r in records if r["kind"] == "val"]

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from neurok_cli.cli import app
 from neurok_cli.evaluate.strain import edge_strain
+from neurok_cli.io.gltf import read_animated
 from neurok_cli.io.gltf.doc import load_document
-from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.model.strain import mesh_edges
 from neurok_cli.render.preview import PreviewConfig, _load_motion
@@ -41,6 +41,8 @@ def test_penguin_drops_onto_the_ground_in_a_valid_glb(tmp_path):
     report = json.loads(result.output)
     assert report["category"] == "soft" and report["preset"] == "drop"
     assert report["frames"] == 91 and report["samples"] == 1
+    assert report["start_height_m"] == pytest.approx(0.25)  # half its 0.5 m
+    assert report["conditions"]["ground"] and not report["conditions"]["pins"]
     assert_valid_gltf(out)
     (frames,) = ours(out)
     rest = load_mesh(asset_path("penguin")).vertices

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
+from neurok_cli.io.gltf import read_animated
 from neurok_cli.io.gltf.doc import load_document
-from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.mesh import load_mesh
 from tests.conftest import assert_valid_gltf, asset_path
 
@@ -18,7 +18,8 @@ runner = CliRunner()
 
 
 def test_penguin_falls_and_settles_in_a_valid_glb(tmp_path):
-    """Dropped from 0.3 x its height it lands, tips over onto its side and comes to rest."""
+    """Dropped from half its height (the drop preset, soft bodies' default, as in animate) it
+    lands, tips over onto its side and comes to rest."""
     out = tmp_path / "p.glb"
     result = runner.invoke(app, ["simulate", str(asset_path("penguin")), "--seconds", "4",
                                  "-o", str(out), "--material", "soft", "--size", "0.5",
@@ -26,6 +27,7 @@ def test_penguin_falls_and_settles_in_a_valid_glb(tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["rejected"] is None and report["frames"] == 121
+    assert report["preset"] == "drop" and report["start_height_m"] == pytest.approx(0.25)
     assert_valid_gltf(out)
     ours = len(load_document(out).gltf.animations) - 1
     frames = read_animated(out, animations=[ours]).frames
@@ -33,7 +35,7 @@ def test_penguin_falls_and_settles_in_a_valid_glb(tmp_path):
     scale = np.ptp(rest, axis=0).max()
     low = frames[:, :, 1].min(axis=1)  # lowest point over time (file frame: y up)
     ground = rest[:, 1].min()  # where it stands in its file
-    assert low[0] == pytest.approx(ground + 0.3 * scale, abs=2e-3 * scale)  # starts above it
+    assert low[0] == pytest.approx(ground + 0.5 * scale, abs=2e-3 * scale)  # starts above it
     assert low[20] < low[0] - 0.2 * scale  # has fallen by its drop height
     assert np.abs(frames[-1] - frames[-5]).max() < 0.02 * scale  # and settled
     assert low.min() > ground - 0.01 * scale  # never below the ground
@@ -62,6 +64,7 @@ def test_cloth_with_pins_and_wind_to_frames_and_video(tmp_path):
 
 @pytest.mark.parametrize("args, needle", [
     (["--material", "unobtainium"], "soft, cloth, beam"),
+    (["--preset", "jump"], "choose one of drop, wobble"),
     (["--young", "-5"], "--young must be a number > 0"),
     (["--gravity", "0,-9.81"], "three numbers"),
     (["--pin", "z >> 3"], "cannot read"),

@@ -87,8 +87,8 @@ def test_defaults_the_help_shows_are_the_library_defaults():
     from neurok_cli.cli.animate import PRESETS as SHOWN
     from neurok_cli.cli.fit import FIT_STEPS
     from neurok_cli.cli.train import TRAIN_DEFAULTS
-    from neurok_cli.deform.animate import PRESETS
     from neurok_cli.deform.fit import FitConfig
+    from neurok_cli.scenario.presets import PRESETS
     from neurok_cli.train import TrainConfig
 
     assert SHOWN == PRESETS
@@ -159,7 +159,7 @@ def test_animate_and_preview_as_typed_without_o(ball):
 
 
 def test_the_summary_fits_in_100_columns(ball, tmp_path):
-    from neurok_cli.deform.animate import AnimateReport, report_rows
+    from neurok_cli.deform.report import AnimateReport, report_rows
 
     result = _run("animate", ball, "--seconds", "0.2", "-o", tmp_path / "b.glb", "--json",
                   "--pin", "y>0.4", "--preset", "sway")
@@ -187,7 +187,7 @@ def test_progress_follows_every_frame(ball, tmp_path):
 
 def test_progress_follows_the_decoding_block_by_block(ball, tmp_path):
     from neurok_cli.deform.animate import AnimateConfig, animate
-    from neurok_cli.deform.motion import DECODE_FRAMES
+    from neurok_cli.deform.decode import DECODE_FRAMES
 
     blocks = []
     rep = animate(AnimateConfig(input=ball, output=tmp_path / "p.glb", seconds=1.0),

@@ -23,7 +23,7 @@ from neurok_cli.data.imports import (
 )
 from neurok_cli.errors import InputError, UsageError
 from neurok_cli.io.frames import write_frames
-from neurok_cli.io.gltf.write import write_animated
+from neurok_cli.io.gltf import write_animated
 from neurok_cli.io.mesh import load_mesh, weld
 from tests.conftest import asset_path, wobble
 

@@ -1,4 +1,5 @@
-"""Choosing the material from geometry, and what the presets ask of the physics."""
+"""Choosing the material from geometry, and how pins hold a body (the presets:
+tests/scenario/test_presets.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from neurok_cli.deform.animate import PRESETS, Overrides, preset_conditions, resolve_weights
+from neurok_cli.deform.animate import resolve_weights
 from neurok_cli.deform.body import (
     auto_category,
     holds_frame,
@@ -15,9 +16,8 @@ from neurok_cli.deform.body import (
     pin_joint,
     spans_plane,
 )
-from neurok_cli.errors import InputError, UsageError
+from neurok_cli.errors import InputError
 from neurok_cli.io.mesh import load_mesh
-from neurok_cli.scenario.conditions import Impulse
 from tests.conftest import asset_path
 
 
@@ -115,48 +115,6 @@ def test_a_sheets_narrow_pins_make_a_hinge_or_a_ball_joint():
     assert pin_joint(edge[:0], size=1.0).offset.shape == (0, 3)
 
 
-@pytest.mark.parametrize("preset", PRESETS)
-def test_every_preset_for_every_material(preset):
-    for category in ("soft", "cloth", "beam"):
-        cond, height = preset_conditions(preset, category, 0.5, Overrides())
-        assert height >= 0
-        if preset == "drop":
-            assert cond.ground and height > 0 and not cond.pins
-        if preset in ("sway", "flutter"):
-            assert cond.pins
-        if preset == "flutter":  # the wind blows from the held edge (x<...) across the cloth
-            assert cond.wind[0] > 0 and not cond.ground
-            assert cond.pins == ["x<0.02"]
-
-
-def test_user_settings_win_over_the_preset():
-    push = Impulse("left", (1.0, 0.0, 0.0), 0.2)
-    cond, height = preset_conditions(
-        "flutter", "cloth", 1.0, Overrides(pins=["y>0.9"], wind=(1.0, 0.0, 0.0), ground=True,
-                                           pushes=[push], drop=0.1))
-    assert cond.pins == ["y>0.9"] and cond.wind == (1.0, 0.0, 0.0) and cond.ground
-    assert cond.impulses[-1] is push and height == 0.1
-
-
-def test_unknown_preset_and_weights():
-    with pytest.raises(UsageError, match="--preset"):
-        preset_conditions("jump", "soft", 1.0, Overrides())
+def test_unknown_weights():
     with pytest.raises(InputError, match="neurok-base"):
         resolve_weights("no-such-bundle")
-
-
-@pytest.mark.parametrize("preset", PRESETS)
-def test_no_preset_holds_all_of_a_flat_sheet(preset):
-    """A cloth lying flat: "bottom" would be all of it, and a preset that pins everything
-    gives a clip in which nothing moves (sway did, before it hung a cloth by one edge)."""
-    from neurok_cli.scenario.conditions import select_region
-
-    u, w = np.meshgrid(np.linspace(0, 1, 12), np.linspace(0, 1, 12))
-    sheet = np.stack([u.ravel(), np.zeros(u.size), w.ravel()], axis=1)
-    cond, _ = preset_conditions(preset, "cloth", 1.0, Overrides())
-    held = np.zeros(len(sheet), bool)
-    for region in cond.pins:
-        held |= select_region(region, sheet)
-    assert held.mean() < 0.2
-    if preset == "sway":
-        assert held.any() and not cond.ground

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neurok_cli.io.gltf.read import read_animated
+from neurok_cli.io.gltf import read_animated
 from tests.conftest import ROOT
 from tests.interop.conftest import FPS, FRAMES, assert_same_motion
 

@@ -8,7 +8,9 @@ import pytest
 import torch
 
 from neurok_cli.deform.body import beam_centreline
-from neurok_cli.model.dynamics.core import Body, Environment, LatentDynamics, rollout
+from neurok_cli.model.dynamics.bodies import Body, Environment
+from neurok_cli.model.dynamics.equations import LatentDynamics
+from neurok_cli.model.dynamics.rollout import rollout
 from neurok_cli.model.reduced import ReducedShape
 
 F64 = torch.float64

@@ -9,16 +9,9 @@ import pytest
 import torch
 
 from neurok_cli.errors import UsageError
-from neurok_cli.model.dynamics.core import (
-    Body,
-    Environment,
-    Event,
-    LatentDynamics,
-    exp_so3,
-    integrate,
-    inv_right_jacobian,
-    rollout,
-)
+from neurok_cli.model.dynamics.bodies import Body, Environment
+from neurok_cli.model.dynamics.equations import LatentDynamics, exp_so3, inv_right_jacobian
+from neurok_cli.model.dynamics.rollout import Event, integrate, rollout
 from neurok_cli.model.reduced import ReducedShape, fit_quadratic
 
 F64 = torch.float64
@@ -79,7 +72,7 @@ def test_rotations_are_exact_and_small_angle_safe():
     h = 1e-6
     dR = (exp_so3(th + h * inv_right_jacobian(th) @ w) - exp_so3(th - h * inv_right_jacobian(
         th) @ w)) / (2 * h)
-    from neurok_cli.model.dynamics.core import skew
+    from neurok_cli.model.dynamics.equations import skew
     assert torch.allclose(dR, exp_so3(th) @ skew(w), atol=1e-7)
 
 
@@ -113,7 +106,7 @@ def test_a_mode_too_fast_to_follow_is_kept_stable_and_never_gains_energy():
     """A mode faster than ACCURACY / MIN_STEP (a small, stiff body's squash) is not followed
     step by step: the step stays at MIN_STEP, where RK4 is stable for it and damps it; a
     slower mode's step follows it (ACCURACY / its frequency) and keeps its energy (above)."""
-    from neurok_cli.model.dynamics.core import ACCURACY, MIN_STEP, STABILITY
+    from neurok_cli.model.dynamics.steps import ACCURACY, MIN_STEP, STABILITY
 
     env = Environment(gravity=(0.0, 0.0, 0.0), ground=False, still_air=False)
     slow = LatentDynamics(cube_body(), env)
@@ -130,7 +123,7 @@ def test_a_mode_too_fast_to_follow_is_kept_stable_and_never_gains_energy():
 
 
 def test_modes_past_the_fastest_are_given_inertia_and_the_slower_ones_kept():
-    from neurok_cli.model.dynamics.core import _lifted_inertia
+    from neurok_cli.model.dynamics.steps import _lifted_inertia
 
     g = torch.Generator().manual_seed(0)
     B = torch.randn(5, 5, generator=g, dtype=F64)
@@ -150,7 +143,8 @@ def test_modes_past_the_fastest_are_given_inertia_and_the_slower_ones_kept():
 def test_a_stiff_body_moves_at_the_step_floor_and_keeps_its_energy_books():
     """A wooden cube's modes (thousands of rad/s) get inertia down to FASTEST_MODE: the step
     is the floor, not 1.5 / their frequency, and a drop's energy balance still closes."""
-    from neurok_cli.model.dynamics.core import FASTEST_MODE, LATENT_INERTIA, MIN_STEP
+    from neurok_cli.model.dynamics.equations import FASTEST_MODE, LATENT_INERTIA
+    from neurok_cli.model.dynamics.steps import MIN_STEP
 
     stiff = LatentDynamics(cube_body(stiffness=1e8),
                            Environment(gravity=(0.0, -9.81, 0.0), ground=False))
@@ -499,7 +493,7 @@ def test_the_step_is_stable_for_the_latent_bound_a_coordinate_leans_on():
     mid-air (no contact to shorten the step) must get a step its bound can take. The bound's
     frequency is over the coordinate's effective mass, the frame free to react (the Schur
     complement of the metric), which is lighter than its own block."""
-    from neurok_cli.model.dynamics.core import STABILITY
+    from neurok_cli.model.dynamics.steps import STABILITY
 
     body = cube_body(stiffness=1e-3, height=5.0)
     dyn = LatentDynamics(body, Environment(ground=True, contact_rate=400.0))

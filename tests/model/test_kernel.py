@@ -10,15 +10,11 @@ import pytest
 import torch
 from scipy.spatial import ConvexHull
 
-from neurok_cli.model.dynamics import kernel
-from neurok_cli.model.dynamics.core import (
-    BURST,
-    KERNEL_CONSTANTS,
-    Environment,
-    Event,
-    LatentDynamics,
-    rollout,
-)
+from neurok_cli.model.dynamics import kernel, kernel_params
+from neurok_cli.model.dynamics.bodies import Environment
+from neurok_cli.model.dynamics.equations import LatentDynamics
+from neurok_cli.model.dynamics.rollout import KERNEL_CONSTANTS, Event, rollout
+from neurok_cli.model.dynamics.steps import BURST
 from neurok_cli.model.volume import VolumeTerm, volume
 
 from .test_centreline import cantilever, rod_points, sag_shape
@@ -103,7 +99,7 @@ def test_one_evaluation_and_the_step_are_the_references():
     gen = torch.Generator().manual_seed(3)
     y = y + 0.05 * torch.randn(y.shape, generator=gen, dtype=F64)
     y[:, 1] -= 0.45  # some points below the ground: contact and friction act
-    P = kernel.params(dyn, CONSTANTS)
+    P = kernel_params.params(dyn, CONSTANTS)
     R = dyn.R_ref.numpy()
     with torch.inference_mode():
         want = dyn._evaluate(torch.tensor(0.3, dtype=F64), y)
@@ -119,11 +115,11 @@ def test_the_step_budget_and_a_blow_up_are_reported_not_run():
     body, env, q0, velocity, spin = cube_case()
     dyn = LatentDynamics(body, env, samples=2)
     y = dyn.initial_state(q0, torch.zeros_like(q0), velocity, spin).numpy()
-    P = kernel.params(dyn, CONSTANTS | dict(MAX_STEPS=4))
+    P = kernel_params.params(dyn, CONSTANTS | dict(MAX_STEPS=4))
     *_, steps, _, status = kernel.advance(P, dyn.R_ref.numpy(), y, 0.0, 1.0, 1e-3, 0)
     assert status == kernel.TOO_MANY_STEPS and 4 < steps <= 4 + BURST
     bad = y.copy()
     bad[0, 6] = np.nan
-    *_, status = kernel.advance(kernel.params(dyn, CONSTANTS), dyn.R_ref.numpy(), bad, 0.0,
-                                0.01, 1e-3, 0)
+    P = kernel_params.params(dyn, CONSTANTS)
+    *_, status = kernel.advance(P, dyn.R_ref.numpy(), bad, 0.0, 0.01, 1e-3, 0)
     assert status == kernel.NOT_FINITE

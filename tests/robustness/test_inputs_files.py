@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import json
 import struct
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from typer.testing import CliRunner
 
 from neurok_cli.cli import app
 from tests.conftest import assert_one_error_line
-from tests.robustness.test_inputs import BLOB, OBJ_BODY, glb_bytes, gltf_doc
+from tests.robustness.test_inputs import BLOB, OBJ_BODY, TETRA_V, glb_bytes, gltf_doc
 
 runner = CliRunner()
 
@@ -86,6 +88,21 @@ def _keyed(times: list[float], vtype: str = "VEC3", nvalues: int | None = None,
     return apply
 
 
+def _position(value: float) -> Callable[[dict], None]:
+    """Vertex 3's z set to ``value`` in the buffer (a NaN or infinity JSON cannot hold)."""
+
+    def apply(js: dict) -> None:
+        v = TETRA_V.copy()
+        v[3, 2] = value
+        data = v.tobytes() + BLOB[48:]
+        js["buffers"][0]["uri"] = ("data:application/octet-stream;base64,"
+                                   + base64.b64encode(data).decode())
+        js["accessors"][0].pop("max")  # the validator's bounds: irrelevant here
+        js["accessors"][0].pop("min")
+
+    return apply
+
+
 def _textured(js: dict) -> None:
     js["meshes"][0]["primitives"][0]["material"] = 0
     js["materials"] = [{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}]
@@ -111,6 +128,11 @@ GLTF_CASES: dict[str, tuple[Callable[[dict], None], str]] = {
                      "NaN is not a JSON number"),
     "scale infinite": (_set("nodes/0/scale", [float("inf"), 1, 1]),
                        "Infinity is not a JSON number"),
+    "POSITION infinite": (_position(float("inf")), "contain NaN or infinity"),
+    "POSITION NaN": (_position(float("nan")), "contain NaN or infinity"),
+    "scales that overflow": (lambda js: js.update(nodes=[
+        {"children": [1], "scale": [1e200, 1, 1]}, {"mesh": 0, "scale": [1e200, 1, 1]}]),
+        "contain NaN or infinity"),
     "NaN in a field nobody reads": (_set("nodes/0/extras", {"x": float("nan")}), "NaN"),
     "rotation of text": (_set("nodes/0/rotation", ["0", "0", "0", "1"]), "rotation"),
     "translation is null": (_set("nodes/0/translation", None), "translation"),
@@ -286,6 +308,7 @@ ALL = {**{f"glTF {k}": (_gltf_file(m), n) for k, (m, n) in GLTF_CASES.items()}, 
 FRAME_FOLDERS = ("frame folder with a bad later frame", "frame folder with another topology")
 
 
+@pytest.mark.filterwarnings("error")  # a warning printed above the error line is a failure
 @pytest.mark.parametrize("name", list(ALL))
 def test_a_malformed_file_is_one_line_and_writes_nothing(name, tmp_path):
     build, needle = ALL[name]
@@ -299,6 +322,21 @@ def test_a_malformed_file_is_one_line_and_writes_nothing(name, tmp_path):
     assert_one_error_line(result, needle)
     assert list(out.iterdir()) == []
     assert sorted(p.name for p in folder.rglob("*") if p.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize("command", ["info", "animate"])
+def test_infinite_coordinates_print_only_the_error_line(command, tmp_path):
+    """In a process of its own, where NumPy's warnings reach stderr: only the error line
+    (an infinite coordinate once printed a RuntimeWarning, two lines, above it)."""
+    src = _gltf_file(_position(float("inf")))(tmp_path)
+    args = [command, str(src)] + (["-o", str(tmp_path / "a.glb")] if command == "animate"
+                                  else [])
+    proc = subprocess.run([sys.executable, "-m", "neurok_cli", *args], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("neurok: error: ") and proc.stderr.count("\n") == 1, \
+        proc.stderr
+    assert "NaN or infinity" in proc.stderr
 
 
 @pytest.mark.parametrize("name", ["glTF count -5", "glTF type VEC7", "MTL Kd 0.5 abc",

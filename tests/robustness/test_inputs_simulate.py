@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
-from neurok_cli.io.gltf.read import read_animated
+from neurok_cli.io.gltf import read_animated
 from neurok_cli.io.mesh import load_mesh
 from tests.conftest import ASSET_FILES, assert_one_error_line, asset_path
 from tests.robustness.test_inputs import BLOB, OBJ_BODY, gltf_doc

@@ -164,7 +164,7 @@ def test_an_object_too_small_in_its_units_is_refused_before_integrating(tmp_path
 
 
 def test_a_rollout_past_its_step_budget_is_one_line_not_a_hang(tmp_path, monkeypatch):
-    monkeypatch.setattr("neurok_cli.model.dynamics.core.MAX_STEPS", 10)
+    monkeypatch.setattr("neurok_cli.model.dynamics.rollout.MAX_STEPS", 10)
     run_hostile(tmp_path, ["animate", "{mesh}", "-o", "{out}", "--seconds", "1"],
                 "integration steps")
 
@@ -175,7 +175,7 @@ def test_a_mesh_past_the_triangle_limit_is_refused_before_simulating(tmp_path, m
 
 
 def test_the_step_budget_refuses_a_nanometre_object_at_once():
-    from neurok_cli.model.dynamics.core import _step_budget
+    from neurok_cli.model.dynamics.rollout import _step_budget
 
     with pytest.raises(UsageError, match="too small or too stiff"):
         _step_budget(1.0 / 2e-18, 2e-18)  # a 1e-9 m mesh's step: 5e17 steps for a second

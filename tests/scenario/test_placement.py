@@ -68,8 +68,8 @@ def test_a_dropped_box_lands_where_it_stands_in_its_file(tmp_path):
     size = 0.5
     low = frames[:, :, 1].min(axis=1)
     assert report["ground"] == {"axis": "y", "at": pytest.approx(-1.2), "from":
-                                "its lowest point", "start_above_m": pytest.approx(0.15)}
-    assert low[0] == pytest.approx(-1.2 + 0.3 * size, abs=1e-6)  # dropped from 0.3 sizes
+                                "its lowest point", "start_above_m": pytest.approx(0.25)}
+    assert low[0] == pytest.approx(-1.2 + 0.5 * size, abs=1e-6)  # dropped from half its size
     assert np.abs(frames[-1] - frames[-2]).max() < 0.01 * size  # settled ...
     assert abs(low[-1] - -1.2) < 0.01 * size  # ... on its file's floor within 1 % of its size
     # seen from above it lands where it was (squashed a little): only the height changed

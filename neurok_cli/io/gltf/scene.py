@@ -62,7 +62,9 @@ def world_matrices(doc: GltfDocument, overrides: dict[int, dict] | None = None
         i, parent = stack.pop()
         if i in out:
             raise InputError(f"{doc.path}: node {i} appears twice in the scene graph (a cycle?)")
-        out[i] = parent @ node_local(nodes[i], (overrides or {}).get(i))
+        # huge scales may overflow to inf: mesh.validate names the file, without a warning
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[i] = parent @ node_local(nodes[i], (overrides or {}).get(i))
         stack.extend((c, out[i]) for c in nodes[i].children or [])
     return out
 
@@ -132,14 +134,20 @@ def load_gltf_parts(doc: GltfDocument) -> tuple[list[Part], list[str]]:
             if attrs.POSITION is None:
                 continue
             local = doc.accessor(attrs.POSITION).astype(np.float64)
-            local = local + _default_morph(doc, node, mesh, prim)
             faces = _triangles(doc, prim, len(local))
             if faces is None:
                 warnings.append(f"mesh {node.mesh} primitive {pi}: points/lines skipped")
                 continue
+            if not np.isfinite(local).all():  # before the arithmetic, which would warn
+                raise InputError(f"{doc.path}: mesh {node.mesh} primitive {pi}: vertex "
+                                 "coordinates contain NaN or infinity")
+            # finite but huge numbers may overflow: mesh.validate reports what comes out
+            with np.errstate(over="ignore", invalid="ignore"):
+                local = local + _default_morph(doc, node, mesh, prim)
+                vertices = local @ world[:3, :3].T + world[:3, 3]
             parts.append(Part(
                 name=mesh.name or node.name or f"mesh{node.mesh}",
-                vertices=local @ world[:3, :3].T + world[:3, 3], faces=faces,
+                vertices=vertices, faces=faces,
                 uvs=doc.accessor(attrs.TEXCOORD_0).astype(np.float32)
                 if attrs.TEXCOORD_0 is not None else None,
                 normals=doc.accessor(attrs.NORMAL).astype(np.float32)

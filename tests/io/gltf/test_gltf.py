@@ -10,6 +10,7 @@ import pytest
 
 from neurok_cli.errors import UsageError
 from neurok_cli.io.encoding import encode
+from neurok_cli.io.gltf import read_animated, write_animated
 from neurok_cli.io.gltf.anim import (
     animation_index,
     animation_names,
@@ -18,8 +19,6 @@ from neurok_cli.io.gltf.anim import (
 )
 from neurok_cli.io.gltf.doc import GltfDocument, load_document
 from neurok_cli.io.gltf.parts import find_riders
-from neurok_cli.io.gltf.read import read_animated
-from neurok_cli.io.gltf.write import write_animated
 from neurok_cli.io.mesh import Z_UP_TO_Y_UP, load_mesh
 from tests.conftest import assert_valid_gltf, asset_path, wobble
 
@@ -194,7 +193,7 @@ def test_bad_motion_is_refused_and_leaves_no_file(tmp_path):
 
 
 def test_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
-    from neurok_cli.io.gltf.write import doc as gltf_doc
+    from neurok_cli.io.gltf import doc as gltf_doc
 
     asset = load_mesh(asset_path("teapot"))
     path = tmp_path / "x.glb"

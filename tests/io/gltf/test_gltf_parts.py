@@ -9,12 +9,11 @@ from scipy.spatial.transform import Rotation
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
+from neurok_cli.io.gltf import read_animated, write_animated
 from neurok_cli.io.gltf.anim import Sampler, first_of_ours
 from neurok_cli.io.gltf.doc import load_document
 from neurok_cli.io.gltf.parts import find_riders, rigid_fits
-from neurok_cli.io.gltf.read import read_animated
 from neurok_cli.io.gltf.scene import world_matrices
-from neurok_cli.io.gltf.write import write_animated
 from neurok_cli.io.mesh import load_mesh
 from tests.conftest import assert_valid_gltf, asset_path
 
