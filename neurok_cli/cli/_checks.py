@@ -109,7 +109,7 @@ TEXTS: dict[str, Callable[[str, Any], None]] = {
 def _motion_output(flag: str, value: Path, values: dict[str, Any]) -> None:
     from ..render.export import check_output
 
-    check_output(value, values.get("fmt"))
+    check_output(value, values.get("fmt"), renderer=values.get("renderer"))
 
 
 def _file_output(flag: str, value: Path, values: dict[str, Any]) -> None:

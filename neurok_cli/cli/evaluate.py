@@ -68,8 +68,11 @@ def evaluate(
     from ..evaluate.run import evaluate as run_eval
     from ..evaluate.run import plot_report, write_report
     from ..evaluate.suite import EvalConfig
+    from ..extras import require
     from ._common import out
 
+    if plot:  # before the work, not after it
+        require("matplotlib", "plots", "neurok eval --plot")
     cfg = EvalConfig(pairs=pairs, samples=samples, objects=objects, rollouts=rollouts,
                      seconds=seconds, seed=seed, ik_start=ik_start,
                      strain_limit=strain_limit)

@@ -352,6 +352,7 @@ def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] 
     check_frames(cfg.seconds, cfg.fps)
     if not 0.0 <= cfg.interior_pins <= 1.0:
         raise UsageError(f"--interior-pins must be in [0, 1], got {cfg.interior_pins:g}")
+    require("mujoco", "sim", "neurok dataset generate")
     _check_resume(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)
     for folder in (cfg.out, *(cfg.out / s for s in SPLITS), cfg.out / "rejected"):

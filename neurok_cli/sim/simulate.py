@@ -174,9 +174,11 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     ``neurok animate`` does with the same options (the preset, by the category unless
     given, and the user's settings on top), in full physics. ``progress(share)`` follows
     the simulated time, 0 to 1."""
+    from ..extras import require
     from ..render.export import check_output
 
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
+    require("mujoco", "sim", "neurok simulate")
     check_frames(cfg.seconds, cfg.fps)
     check_ground_at(cfg.ground_at)
     if cfg.preset is not None:
