@@ -1,2 +1,3 @@
-"""Measuring: accuracy metrics (pure functions) shared by training, evaluation and
-benchmarks; see :mod:`neurok_cli.data.metrics`."""
+"""Measuring a bundle: inverse kinematics, the prior and rollouts on a dataset split
+(``suite``, ``run``), plausibility measures of a clip (``plausibility``, ``strain``) and
+the model card (``card``). The geometry measures they share live in ``data.metrics``."""
