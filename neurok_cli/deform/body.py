@@ -15,6 +15,7 @@ import torch
 from ..data.geometry import face_areas, face_normals
 from ..errors import UsageError
 from ..model.dynamics.bodies import Centreline
+from ..scenario.category import SHEET_HOLES, auto_category, hole_share, open_boundary  # noqa: F401
 from ..scenario.conditions import select_region
 
 BEAM_SLICES = 8  # a beam's centreline: slices along its axis (see beam_centreline) ...
@@ -22,7 +23,6 @@ SLICE_POINTS = 8  # ... of at least this many dynamics points each
 GRAPH_SHARE = 0.5  # ... and its spring graph's weight (see beam_centreline)
 PIN_JOINT = 0.12  # a sheet's pins narrower than this x its size across an axis: a joint
 PIN_CURVE = 0.25  # ... and an edge strip that curves within this x its size of its line: a hinge
-SHEET_HOLES = 0.3  # an open surface is a sheet when closing its holes takes this x its area
 
 
 def vertex_areas(v: np.ndarray, faces: np.ndarray) -> np.ndarray:
@@ -183,61 +183,6 @@ def rigid_part(disp: torch.Tensor, rest: torch.Tensor, mass: torch.Tensor
     t = (m * disp).sum(1) / mass.sum()
     moment = (m * torch.cross(r.expand_as(disp), disp - t[:, None], dim=-1)).sum(1)
     return t, moment @ torch.linalg.pinv(inertia, rtol=1e-6).T, centre
-
-
-def _rim(faces: np.ndarray) -> np.ndarray:
-    """The surface's open boundary: edges of one face only, (E, 2), as their faces run."""
-    e = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]]).astype(np.int64)
-    if not len(e):
-        return e
-    # one int64 key per undirected edge, not rows of a structured view (600k edges of a
-    # 100k-vertex mesh: 0.43 s -> ~0.05 s)
-    lo, hi = e.min(axis=1), e.max(axis=1)
-    key = lo * (int(e.max()) + 1) + hi
-    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    return e[counts[inverse] == 1]
-
-
-def open_boundary(vertices: np.ndarray, faces: np.ndarray) -> float:
-    """Length of the surface's open boundary (edges of one face) over sqrt(its area): 0 for
-    a watertight solid, small for a solid with a few holes, ~4 for a square sheet."""
-    b = _rim(faces)
-    length = np.linalg.norm(vertices[b[:, 0]] - vertices[b[:, 1]], axis=1).sum()
-    return float(length / max(np.sqrt(face_areas(vertices, faces).sum()), 1e-300))
-
-
-def hole_share(vertices: np.ndarray, faces: np.ndarray) -> float:
-    """The area it takes to close the surface's holes over the surface's own area: the sum
-    of the boundary loops' vector areas (the area of each loop's projection on its best
-    plane). 0 for a watertight solid, 1 for a flat sheet, 0.5 for a hemispherical shell,
-    about a third for a square cloth hanging straight down all round a table half its
-    width, under a quarter for a teapot open at its lid and spout."""
-    rim = _rim(faces)
-    if not len(rim):
-        return 0.0
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    n = len(vertices)
-    graph = coo_matrix((np.ones(len(rim)), (rim[:, 0], rim[:, 1])), shape=(n, n))
-    _, loop = connected_components(graph, directed=False)
-    cross = np.cross(vertices[rim[:, 0]], vertices[rim[:, 1]]) / 2.0  # closed loops: origin-free
-    vector = np.zeros((n, 3))
-    np.add.at(vector, loop[rim[:, 0]], cross)
-    area = face_areas(vertices, faces).sum()
-    return float(np.linalg.norm(vector, axis=1).sum() / max(area, 1e-300))
-
-
-def auto_category(vertices: np.ndarray, faces: np.ndarray) -> str:
-    """cloth for flat surfaces and open ones whose holes are a large part of them (a sheet,
-    not a solid with openings such as a teapot's), beam for long slender solids, else soft."""
-    ext = np.sort(np.ptp(vertices, axis=0))[::-1]
-    if ext[2] < 0.02 * ext[0] or (open_boundary(vertices, faces) > 1.0
-                                  and hole_share(vertices, faces) >= SHEET_HOLES):
-        return "cloth"
-    if ext[0] >= 4.0 * ext[1]:
-        return "beam"
-    return "soft"
 
 
 def region_points(expr: str, vertices: np.ndarray, candidates: np.ndarray) -> np.ndarray:
