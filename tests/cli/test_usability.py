@@ -176,7 +176,9 @@ def test_the_summary_fits_in_100_columns(ball, tmp_path):
 
 def test_progress_follows_every_frame(ball, tmp_path):
     from neurok_cli.deform.animate import AnimateConfig, animate
+    from neurok_cli.model.dynamics import kernel
 
+    kernel.warm()  # compiled and cached: the "moving" stage does not announce a compile
     frames, stages = [], []
     rep = animate(AnimateConfig(input=ball, output=tmp_path / "p.glb", seconds=0.2),
                   progress=stages.append, on_frame=lambda done, total: frames.append(
