@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ..errors import InputError, NeurokError, UsageError
-from ..io.mesh import CanonicalFrame, canonical_frame, load_mesh, size_source
-from ..limits import check_faces, check_frames, check_size
+from ..io.mesh import CanonicalFrame, size_source
+from ..limits import check_frames
 from ..render.export import ExportOptions, check_output, export_motion
 from ..rig.articulation import JointSpec
 from ..scenario.conditions import Conditions, SimMaterial
 from ..scenario.materials import material_names, resolve_material
-from ..scenario.placement import Ground, check_ground_at, physics_offsets, place_ground
+from ..scenario.placement import Ground, check_ground_at, load_placed, physics_offsets, place_ground
 from ..scenario.presets import (
     DEFAULT_PRESET,
     JOINT_PRESETS,
@@ -196,10 +196,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     _check_options(cfg)
     say = progress or (lambda _: None)
     say("loading")
-    asset = load_mesh(cfg.input, up=cfg.up)
-    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
-    check_size(frame.size_m, given=cfg.size is not None)
-    check_faces(len(asset.faces), str(cfg.input))
+    asset, frame = load_placed(cfg.input, up=cfg.up, size=cfg.size, units=cfg.units)
     rigged = _rigged(cfg, asset, frame)
     if rigged is not None:
         return _animate_rig(cfg, asset, frame, rigged, say, on_frame, t0)

@@ -11,11 +11,14 @@ user put the ground.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import UsageError
-from ..io.mesh import CanonicalFrame
+from ..io.asset import Asset
+from ..io.mesh import CanonicalFrame, canonical_frame, load_mesh
+from ..limits import check_faces, check_size
 
 MAX_GROUND_DISTANCE = 1000.0  # sizes: a ground further from the asset is almost surely a typo
 LOWEST = "its lowest point"
@@ -98,3 +101,15 @@ def ground_row(ground: dict | None) -> str:
     start = ground["start_above_m"]
     return (f"{ground['axis']} = {ground['at']:.6g} in the file ({ground['from']})"
             + (f"; starts {start:.3g} m above" if start > 1e-9 else ""))
+
+
+def load_placed(path: Path, *, up: str | None, size: float | None, units: str | None
+                ) -> tuple[Asset, CanonicalFrame]:
+    """The asset at ``path`` and its canonical frame (``size`` in metres, or ``units``), the
+    object's size and triangle count within what a run can follow: the start of ``animate``
+    and ``simulate`` alike."""
+    asset = load_mesh(path, up=up)
+    frame = canonical_frame(asset, size=size, units=units)
+    check_size(frame.size_m, given=size is not None)
+    check_faces(len(asset.faces), str(path))
+    return asset, frame

@@ -14,14 +14,20 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UsageError
-from ..io.mesh import canonical_frame, load_mesh, size_source
-from ..limits import check_faces, check_frames, check_size
+from ..io.mesh import size_source
+from ..limits import check_frames
 from ..render.export import ExportOptions, export_motion
 from ..rig.articulation import JointSpec
 from ..scenario.conditions import PRESET_MATERIALS, Conditions, SimMaterial
 from ..scenario.mass import closed_volume
 from ..scenario.materials import MATERIALS, material_names, resolve_material
-from ..scenario.placement import check_ground_at, ground_row, physics_offsets, place_ground
+from ..scenario.placement import (
+    check_ground_at,
+    ground_row,
+    load_placed,
+    physics_offsets,
+    place_ground,
+)
 from ..scenario.presets import (
     DEFAULT_BEAM_PIN,
     DEFAULT_PRESET,
@@ -185,10 +191,7 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
         check_preset(cfg.preset)
     if not cfg.articulated:
         _check_material_name(cfg)
-    asset = load_mesh(cfg.input, up=cfg.up)
-    frame = canonical_frame(asset, size=cfg.size, units=cfg.units)
-    check_size(frame.size_m, given=cfg.size is not None)
-    check_faces(len(asset.faces), str(cfg.input))
+    asset, frame = load_placed(cfg.input, up=cfg.up, size=cfg.size, units=cfg.units)
     rigged = _rigged(cfg, asset, frame)
     if rigged is not None:
         return _simulate_rig(cfg, asset, frame, rigged)
