@@ -14,6 +14,9 @@ from ._checks import ranged
 from ._common import guarded, print_json, print_rows, progress_bar, warn
 from ._names import beside
 
+# options whose default the preset (or the material) decides, shown as animate shows them
+from .animate import Drop, Friction, Gravity, Ground, Gust, Pins, Pushes, Spin, Velocity, Wind
+
 
 def _parse_cells(text: str | None) -> tuple[int, ...] | None:
     """'X,Y,Z' -> whole numbers (their range is checked with the material)."""
@@ -25,17 +28,6 @@ def _parse_cells(text: str | None) -> tuple[int, ...] | None:
         raise UsageError(f"--cells must be three whole numbers X,Y,Z, not {text!r}") from None
 
 
-# options whose default the preset (or the material) decides, as in animate
-Drop = o.shown(o.Drop, o.BY_PRESET)
-Velocity = o.shown(o.Velocity, "0,0,0")
-Spin = o.shown(o.Spin, "0,0,0")
-Gravity = o.shown(o.Gravity, "0,-9.81,0")
-Ground = o.shown(o.Ground, o.BY_PRESET)
-Friction = o.shown(o.Friction, "0.8")
-Pins = o.shown(o.Pins, o.BY_PRESET)
-Pushes = o.shown(o.Pushes, o.BY_PRESET)
-Wind = o.shown(o.Wind, o.BY_PRESET)
-Gust = o.shown(o.Gust, o.BY_PRESET)
 
 
 def _vector(text: str | None, name: str):
