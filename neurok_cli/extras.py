@@ -18,7 +18,7 @@ from .errors import DependencyError
 EXTRAS: dict[str, tuple[str, str]] = {
     "sim": ("MuJoCo", "the physics engine (neurok simulate, neurok dataset generate)"),
     "usd": ("Pixar's usd-core", "USD output (.usd, .usda, .usdc)"),
-    "gl": ("moderngl", "--renderer gl"),
+    "gl": ("moderngl", "«renderer» gl"),
     "plots": ("matplotlib", "plotting"),
 }
 

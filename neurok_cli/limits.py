@@ -62,10 +62,10 @@ class Range:
                              f"{flag} must be {self.text()}, not {value}")
 
 
-def check_frames(seconds: float, fps: float, *, what: str = "--seconds x --fps") -> int:
+def check_frames(seconds: float, fps: float, *, what: str = "«seconds» x «fps»") -> int:
     """The frame count of ``seconds`` at ``fps`` (both checked), at most MAX_FRAMES."""
-    Range(0.0, MAX_SECONDS, lo_open=True).check("--seconds", seconds)
-    Range(0.0, MAX_FPS, lo_open=True).check("--fps", fps)
+    Range(0.0, MAX_SECONDS, lo_open=True).check("«seconds»", seconds)
+    Range(0.0, MAX_FPS, lo_open=True).check("«fps»", fps)
     frames = math.floor(seconds * fps + 1e-9) + 1
     if frames > MAX_FRAMES:
         raise UsageError(f"{what} asks for {frames:,} frames; at most {MAX_FRAMES:,} are made "
@@ -80,9 +80,9 @@ def check_size(size_m: float, given: bool) -> None:
         return
     span = f"the {MIN_SIZE_M:g} m to {MAX_SIZE_M:g} m that can be simulated"
     if given:
-        raise UsageError(f"--size {size_m:g} m is outside {span}")
+        raise UsageError(f"«size» {size_m:g} m is outside {span}")
     raise UsageError(f"the object's largest extent, read as {size_m:.4g} m, is outside {span}; "
-                     "pass --size with its size in metres")
+                     "pass «size» with its size in metres")
 
 
 def check_faces(faces: int, what: str) -> None:

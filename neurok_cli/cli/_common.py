@@ -25,10 +25,20 @@ from rich.progress import (
 )
 from typer.exceptions import TyperException
 
-from ..errors import NeurokError
+from ..errors import NeurokError, render_quantities
 from ._checks import check_options
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# The quantities whose flag is not their name with dashes (errors.py marks quantities «so»).
+_FLAGS = {"pin region": "--pin", "young modulus": "--young"}
+
+
+def flag(quantity: str) -> str:
+    """The command-line flag that sets a quantity a library message names."""
+    return _FLAGS.get(quantity, "--" + quantity.replace(" ", "-"))
+
+
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
 
@@ -72,7 +82,7 @@ def guarded(fn: F) -> F:
                 check_options(fn.__name__, kwargs)
                 return fn(*args, **kwargs)
         except NeurokError as e:
-            sys.stderr.write(f"neurok: error: {' '.join(str(e).split())}\n")
+            sys.stderr.write(f"neurok: error: {' '.join(e.render(flag).split())}\n")
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             sys.stderr.write("neurok: interrupted\n")
@@ -92,7 +102,7 @@ def guarded(fn: F) -> F:
 
 def warn(messages: list[str]) -> None:
     for m in messages:
-        err.print(f"[yellow]warning:[/] {m}", soft_wrap=True)
+        err.print(f"[yellow]warning:[/] {render_quantities(m, flag)}", soft_wrap=True)
 
 
 def print_rows(rows: list[tuple[str, str]]) -> None:
@@ -108,7 +118,9 @@ def print_rows(rows: list[tuple[str, str]]) -> None:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    """``data`` as JSON on stdout; quantities its messages name read as this CLI's flags."""
+    text = render_quantities(json.dumps(data, default=str, ensure_ascii=False), flag)
+    sys.stdout.write(json.dumps(json.loads(text), indent=2) + "\n")
 
 
 @contextmanager

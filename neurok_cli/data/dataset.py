@@ -213,7 +213,7 @@ class PairDataset(Dataset):
         """
         if batch_size % world_size:
             raise UsageError(f"batch {batch_size} must be a multiple of the {world_size} "
-                             "processes; change --batch")
+                             "processes; change «batch»")
         items = []
         for j in range(rank, batch_size, world_size):
             rng = np.random.default_rng([self.cfg.seed, TRAIN_STREAM, step, j])

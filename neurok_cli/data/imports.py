@@ -55,11 +55,11 @@ SEAM_TOLERANCE = 1e-4
 def _check_options(*, fps: float | None = None, up: str = "y", size: float | None = None) -> None:
     """Raise :class:`UsageError` for option values no importer accepts."""
     if fps is not None and not (np.isfinite(fps) and fps > 0):
-        raise UsageError(f"--fps must be a positive number of frames per second, not {fps}")
+        raise UsageError(f"«fps» must be a positive number of frames per second, not {fps}")
     if up not in UP_AXES:
-        raise UsageError(f"--up must be one of {', '.join(UP_AXES)}, not {up!r}")
+        raise UsageError(f"«up» must be one of {', '.join(UP_AXES)}, not {up!r}")
     if size is not None and not (np.isfinite(size) and size > 0):
-        raise UsageError(f"--size must be a positive length in metres, not {size}")
+        raise UsageError(f"«size» must be a positive length in metres, not {size}")
 
 
 def _on_welded(welded: Welded, frames: np.ndarray) -> tuple[np.ndarray, float]:
@@ -349,7 +349,7 @@ def import_path(src: str | Path, out: str | Path, *, split: str = "train",
     """
     _check_options(fps=fps, up=up or "y", size=size)
     if split not in SPLITS:
-        raise UsageError(f"--split must be one of {', '.join(SPLITS)}, not {split!r}")
+        raise UsageError(f"«split» must be one of {', '.join(SPLITS)}, not {split!r}")
     category = category or "imported"
     src, out = Path(src), Path(out)
     sources = find_sources(src, exclude=out.resolve())
@@ -357,7 +357,7 @@ def import_path(src: str | Path, out: str | Path, *, split: str = "train",
         raise InputError(f"{src}: found no .glb, .gltf, .anime files or numbered OBJ/PLY frame "
                          "folders to import")
     if src.is_file() and sources[0][0] == "gltf" and (up not in (None, "y") or size is not None):
-        raise UsageError(f"{src}: glTF is metres and +Y up; --up and --size apply to OBJ/PLY "
+        raise UsageError(f"{src}: glTF is metres and +Y up; «up» and «size» apply to OBJ/PLY "
                          "frames and .anime files only")
     options = {"source": str(src), "split": split, "category": category, "fps": fps, "up": up,
                "size": size}

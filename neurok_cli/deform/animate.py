@@ -110,7 +110,7 @@ def resolve_weights(name: str) -> Path:
         if (folder / name).is_dir():
             return folder / name
     known = sorted({p.name for f in folders if f.is_dir() for p in f.iterdir() if p.is_dir()})
-    raise InputError(f"--weights {name}: no such bundle folder"
+    raise InputError(f"«weights» {name}: no such bundle folder"
                      + (f"; bundles by name: {', '.join(known)}" if known else "")
                      + f" (names are looked up in ${WEIGHTS_ENV}, then the shipped bundles)")
 
@@ -121,7 +121,7 @@ def _material(cfg: AnimateConfig, base: SimMaterial) -> SimMaterial:
     mat = replace(base, **overrides)
     mat.check()
     if not cfg.stiffness > 0:
-        raise UsageError(f"--stiffness must be > 0, got {cfg.stiffness}")
+        raise UsageError(f"«stiffness» must be > 0, got {cfg.stiffness}")
     return mat
 
 
@@ -218,7 +218,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         motion = latent_motion(model, start, welded.faces, mcfg, progress=on_frame,
                               decoded=on_decode)
     except FloatingPointError as exc:
-        raise NeurokError(f"{exc}; try a smaller --stiffness, more --damping or a gentler "
+        raise NeurokError(f"{exc}; try a smaller «stiffness», more «damping» or a gentler "
                           "preset") from exc
     say("writing")
     file_frames = [_to_file(m, frame, run.back, welded.index) for m in motion.frames]
@@ -350,24 +350,24 @@ def _check_rig_options(cfg: AnimateConfig) -> None:
     """What an articulated object's motion does not take fails at once."""
     o = cfg.overrides
     given = [name for name, value in (
-        ("--pin", o.pins), ("--velocity", o.velocity), ("--spin", o.spin), ("--wind", o.wind),
-        ("--gust", o.gust), ("--friction", o.friction),
-        ("--young", cfg.young), ("--damping", cfg.damping), ("--ground", o.ground))
+        ("«pin region»", o.pins), ("«velocity»", o.velocity), ("«spin»", o.spin),
+        ("«wind»", o.wind), ("«gust»", o.gust), ("«friction»", o.friction),
+        ("«young modulus»", cfg.young), ("«damping»", cfg.damping), ("«ground»", o.ground))
         if value not in (None, [])]
     if cfg.samples != 1:
-        given.append("--samples")
+        given.append("«samples»")
     if cfg.stiffness != 1.0:
-        given.append("--stiffness")
+        given.append("«stiffness»")
     if cfg.material not in ("auto", ARTICULATED):
-        given.append("--material " + cfg.material)
+        given.append("«material» " + cfg.material)
     if cfg.continuation is not None:
         given.append("a fitted start")
     if given:
         raise UsageError(f"{', '.join(given)}: not for an articulated object (rigid parts on "
-                         "joints take --preset, --drop, --push, --gravity, --density and "
-                         "--joint)")
+                         "joints take «preset», «drop», «push», «gravity», «density» and "
+                         "«joint»)")
     if cfg.density is not None and not (np.isfinite(cfg.density) and cfg.density > 0):
-        raise UsageError(f"--density must be > 0, got {cfg.density}")
+        raise UsageError(f"«density» must be > 0, got {cfg.density}")
 
 
 def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
@@ -392,16 +392,16 @@ def _check_options(cfg: AnimateConfig) -> None:
     """The options that can be judged before any work: a bad one fails at once."""
     check_output(cfg.output, cfg.export.fmt)
     if cfg.material not in (*material_names(), ARTICULATED):
-        raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
+        raise UsageError(f"unknown «material» {cfg.material!r}; choose one of "
                          f"{', '.join(material_names())}")
     check_frames(cfg.seconds, cfg.fps)
     check_ground_at(cfg.ground_at)
     if cfg.preset is not None:
         check_preset(cfg.preset)
     if not 1 <= cfg.samples <= 64:
-        raise UsageError(f"--samples must be in 1..64, got {cfg.samples}")
+        raise UsageError(f"«samples» must be in 1..64, got {cfg.samples}")
     if cfg.strain_limit is not None and not cfg.strain_limit >= 0:
-        raise UsageError(f"--strain-limit must be >= 0 (or inf for none), got "
+        raise UsageError(f"«strain limit» must be >= 0 (or inf for none), got "
                          f"{cfg.strain_limit}")
 
 

@@ -294,7 +294,7 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
 
     t0 = time.perf_counter()
     if cfg.steps < 0 or cfg.points < 16 or cfg.samples < 16:
-        raise UsageError("--steps must be >= 0, --points and --samples >= 16")
+        raise UsageError("«steps» must be >= 0, «points» and «samples» >= 16")
     obs, rest = observed_and_rest(cfg)
     device = resolve_device(cfg.device)
     bundle = resolve_weights(cfg.weights)
@@ -326,7 +326,7 @@ def continuation(result: FitResult, which: str) -> Continuation:
     from .animate import Continuation
 
     if which not in result.initial:
-        raise UsageError(f"--from {which}: a sequence has 'first' and 'last'")
+        raise UsageError(f"«from» {which}: a sequence has 'first' and 'last'")
     s = result.initial[which]
     floor = min(float(result.frame.to_canonical(f)[:, 1].min())
                 for f in result.observation.frames)

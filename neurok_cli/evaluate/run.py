@@ -125,7 +125,7 @@ def calibrate_bundle(data: str | Path, weights: str, *, split: str = "val",
         held = sorted({c for split_counts in header.counts.values() for c in split_counts})
         unknown = sorted(set(categories) - set(held))
         if unknown:
-            raise UsageError(f"--category {', '.join(unknown)}: not in {data} (it has "
+            raise UsageError(f"«category» {', '.join(unknown)}: not in {data} (it has "
                              f"{', '.join(held)})")
     folder, model, _ = _load(weights, device)
     say = progress or (lambda *_: None)

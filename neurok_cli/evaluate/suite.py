@@ -58,7 +58,7 @@ class EvalConfig:
 
     def __post_init__(self) -> None:
         if self.ik_start not in IK_STARTS:
-            raise UsageError(f"ik_start (--ik-start) must be {' or '.join(IK_STARTS)}, not "
+            raise UsageError(f"ik_start («ik start») must be {' or '.join(IK_STARTS)}, not "
                              f"{self.ik_start!r}")
 
 

@@ -106,9 +106,9 @@ def load_mesh(path: str | Path, *, up: str | None = None) -> Asset:
     if path.stat().st_size == 0:
         raise InputError(f"{path}: file is empty")
     if up not in (None, "y", "z"):
-        raise UsageError(f"--up must be 'y' or 'z', not {up!r}")
+        raise UsageError(f"«up» must be 'y' or 'z', not {up!r}")
     if up == "z" and suffix in GLTF_SUFFIXES:
-        raise UsageError(f"{path}: glTF is always +Y up; --up applies to OBJ, PLY and STL only")
+        raise UsageError(f"{path}: glTF is always +Y up; «up» applies to OBJ, PLY and STL only")
     try:
         parts, warnings, extra = LOADERS[suffix](path)
     except (UnicodeDecodeError, OSError) as e:
@@ -212,9 +212,9 @@ def canonical_frame(asset: Asset, *, size: float | None = None, units: str | Non
     lo, hi = asset.bounds()
     extent = float((hi - lo).max())
     if size is not None and not (np.isfinite(size) and size > 0):
-        raise UsageError(f"--size must be a positive length in metres, not {size}")
+        raise UsageError(f"«size» must be a positive length in metres, not {size}")
     if units is not None and units not in UNITS:
-        raise UsageError(f"unknown --units {units!r}; choose one of {', '.join(UNITS)}")
+        raise UsageError(f"unknown «units» {units!r}; choose one of {', '.join(UNITS)}")
     if size is not None:
         metres = size
     elif units is not None:

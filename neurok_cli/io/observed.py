@@ -38,12 +38,12 @@ def load_observation(path: Path, *, up: str | None = None, fps: float | None = N
     from .points import READERS, load_points
 
     if animation is not None and path.suffix.lower() not in GLTF_SUFFIXES:
-        raise UsageError(f"--animation picks one of a glTF's animations; {path.name} is not "
+        raise UsageError(f"«animation» picks one of a glTF's animations; {path.name} is not "
                          "a glTF file")
     if path.suffix.lower() in READERS and path.suffix.lower() not in (".obj", ".ply"):
         return Observation("points", load_points(path)[None], None, np.zeros(1))
     if fps is not None and not fps > 0:
-        raise UsageError(f"--fps must be > 0, got {fps}")
+        raise UsageError(f"«fps» must be > 0, got {fps}")
     if path.is_dir():
         asset, frames = read_frames(path)
         times = np.arange(len(frames)) / (fps or frame_info(path).get("fps", 30.0))
@@ -79,4 +79,4 @@ def observed_and_rest(cfg) -> tuple[Observation, Asset]:
     if obs.kind == "sequence":
         return obs, obs.asset
     raise UsageError(f"{cfg.observed}: one observed shape needs its undeformed mesh: "
-                     "pass --rest REST")
+                     "pass «rest» REST")

@@ -42,7 +42,7 @@ def check_usd(path: Path, fmt: str) -> None:
     _pxr()
     suffix = path.suffix.lower()
     if suffix not in USD_SUFFIXES or suffix not in (".usd", f".{fmt}"):
-        raise UsageError(f"{path}: --format {fmt} writes a "
+        raise UsageError(f"{path}: «format» {fmt} writes a "
                          f"{'.usd or .' + fmt if fmt != 'usd' else '.usd, .usda or .usdc'} "
                          "file; name it so")
 

@@ -38,7 +38,7 @@ def resolve_device(name: str) -> torch.device:
     if name == "cuda" or (name.startswith("cuda:") and name[5:].isdigit()):
         if not torch.cuda.is_available():
             raise UsageError(f"device {name!r}: CUDA is not available here (this torch "
-                             f"{torch.__version__} build or machine has no GPU); use --device "
+                             f"{torch.__version__} build or machine has no GPU); use «device» "
                              "cpu or auto")
         index = int(name[5:]) if ":" in name else 0
         if index >= torch.cuda.device_count():

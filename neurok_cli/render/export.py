@@ -55,7 +55,7 @@ def output_format(path: Path, fmt: str | None = None) -> str:
     """The output format for ``path``: the explicit ``fmt`` or one read off the suffix."""
     if fmt is not None:
         if fmt not in OUTPUT_FORMATS:
-            raise UsageError(f"unknown --format {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
+            raise UsageError(f"unknown «format» {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
         return fmt
     suffix = path.suffix.lower()
     if suffix in _BY_SUFFIX:
@@ -64,15 +64,15 @@ def output_format(path: Path, fmt: str | None = None) -> str:
         return "obj"  # a folder of frames
     if suffix in (".obj", ".ply"):  # a mesh file holds one frame, not a motion
         raise UsageError(f"{path}: an animation is not one {suffix} file; write its frames to a "
-                         f"folder (-o NAME --format {suffix[1:]}) or use .glb, .gltf, .usd, "
+                         f"folder (-o NAME «format» {suffix[1:]}) or use .glb, .gltf, .usd, "
                          ".mdd, .pc2, .mp4 or .gif")
     if suffix in (".png", ".jpg", ".jpeg"):  # one picture of a motion: preview draws it
         raise UsageError(f"{path}: an animation is not one image; write it (e.g. -o "
                          f"{path.with_suffix('.glb').name}), then `neurok preview "
                          f"{path.with_suffix('.glb').name} -o {path.with_suffix('.png').name} "
-                         "--at SECONDS` draws a frame of it")
+                         "«at» SECONDS` draws a frame of it")
     raise UsageError(f"{path}: cannot tell the output format from '{suffix}'; use .glb, .gltf, "
-                     ".usd, .usda, .usdc, .mdd, .pc2, .mp4, .gif, a folder name, or --format")
+                     ".usd, .usda, .usdc, .mdd, .pc2, .mp4, .gif, a folder name, or «format»")
 
 
 def check_output(path: str | Path, fmt: str | None = None, *, renderer: str | None = None

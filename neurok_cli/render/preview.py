@@ -60,7 +60,7 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
     """Parts, per-part positions (T, n, 3) in +Y-up world, the frame rate, warnings."""
     path = cfg.input
     if cfg.animation is not None and path.suffix.lower() not in GLTF_SUFFIXES:
-        raise UsageError(f"--animation picks one of a glTF's animations; {path.name} is not "
+        raise UsageError(f"«animation» picks one of a glTF's animations; {path.name} is not "
                          "a glTF file")
     if path.suffix.lower() == ".npz":  # a 4D dataset sequence
         from ..data.format import load_sequence
@@ -102,7 +102,7 @@ def _load_motion(cfg: PreviewConfig) -> tuple[list[Part], list[np.ndarray], floa
         if left and cfg.animation is None:
             warnings.append(f"{path.name}: showing {animation_names(doc, which)}; "
                             f"{animation_names(doc, left)} drive the same parts instead "
-                            "(--animation picks one)")
+                            "(«animation» picks one)")
         keys = key_times(doc, which)
         end = float(keys[-1]) if len(keys) else 0.0
         if end > cfg.max_seconds:
@@ -144,12 +144,12 @@ def preview(cfg: PreviewConfig, *, progress: Callable[[int, int], None] | None =
         raise UsageError(f"{cfg.output}: preview writes {', '.join(VIDEO_FORMATS)} or a "
                          f"{STILL} still; choose one of those extensions")
     if cfg.at is not None and (suffix != STILL or not (math.isfinite(cfg.at) and cfg.at >= 0)):
-        raise UsageError(f"--at picks a still's time: give a {STILL} output and a time >= 0 "
+        raise UsageError(f"«at» picks a still's time: give a {STILL} output and a time >= 0 "
                          f"s, not {cfg.at} for {cfg.output.name}")
     if cfg.width < 16 or cfg.height < 16 or cfg.width > 8192 or cfg.height > 8192:
         raise UsageError(f"image size {cfg.width}x{cfg.height} is out of range (16..8192)")
     if cfg.fps is not None and not 0 < cfg.fps <= 240:
-        raise UsageError(f"--fps must be in (0, 240], not {cfg.fps}")
+        raise UsageError(f"«fps» must be in (0, 240], not {cfg.fps}")
     backend = choose_backend(cfg.renderer)  # before loading: --renderer gl without GL fails now
     parts, positions, fps, warnings = _load_motion(cfg)
     total = len(positions[0])
@@ -159,7 +159,7 @@ def preview(cfg: PreviewConfig, *, progress: Callable[[int, int], None] | None =
     if suffix == STILL:
         end = (total - 1) / fps
         if cfg.at is not None and cfg.at > end + 0.5 / fps:
-            raise UsageError(f"--at {cfg.at:g} s is past the end of {cfg.input.name} "
+            raise UsageError(f"«at» {cfg.at:g} s is past the end of {cfg.input.name} "
                              f"({end:.3g} s)")
         select = [min(round(cfg.at * fps), total - 1) if cfg.at is not None else total // 2]
     frames = render_frames(render_parts(parts), [p.astype(np.float32) for p in positions],

@@ -292,7 +292,7 @@ def _gl_state() -> _GLState:
         except Exception as exc:  # no EGL, no GL 3.3: both mean "no GL here"
             _GL_ERROR = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     if _GL is None:
-        raise DependencyError(f"OpenGL rendering is unavailable ({_GL_ERROR}); use --renderer "
+        raise DependencyError(f"OpenGL rendering is unavailable ({_GL_ERROR}); use «renderer» "
                               "numpy or install Mesa EGL (libegl1, libgl1-mesa-dri)")
     return _GL
 

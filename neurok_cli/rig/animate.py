@@ -250,13 +250,13 @@ def rig_start(vertices: np.ndarray, faces: np.ndarray, piece: np.ndarray, names:
     from ..scenario.conditions import select_region
 
     if preset not in PRESETS:
-        raise UsageError(f"--preset {preset} is not for an articulated object; choose one "
+        raise UsageError(f"«preset» {preset} is not for an articulated object; choose one "
                          f"of {', '.join(PRESETS)}")
     t0 = time.perf_counter()
     rig = rig or infer_rig(vertices, faces, piece, names, joints)
     if not rig.jointed:
         raise UsageError("found no joints: the parts touch over patches, or there is one "
-                         "part (neurok info lists them); give one with --joint "
+                         "part (neurok info lists them); give one with «joint» "
                          "PART:hinge:AXIS@POINT or PART:slide:AXIS")
     link = Linkage(rig, vertices, faces, density=density or DENSITY, gravity=gravity,
                    base="drop" if drop_m > 0 else base)

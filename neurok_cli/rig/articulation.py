@@ -88,17 +88,17 @@ def parse_joint(text: str) -> JointSpec:
     frame (metres for a point in a glTF)."""
     bits = text.rsplit(":", 2)
     if len(bits) != 3 or not bits[0]:
-        raise UsageError(f"--joint {text!r}: expected PART:hinge:AXIS@POINT or "
+        raise UsageError(f"«joint» {text!r}: expected PART:hinge:AXIS@POINT or "
                          "PART:slide:AXIS")
     part, kind, rest = bits
     if kind not in ("hinge", "slide"):
-        raise UsageError(f"--joint {text!r}: the kind must be hinge or slide, got {kind!r}")
+        raise UsageError(f"«joint» {text!r}: the kind must be hinge or slide, got {kind!r}")
     axis_text, _, point_text = rest.partition("@")
     if point_text and kind == "slide":
-        raise UsageError(f"--joint {text!r}: a slider takes no point")
+        raise UsageError(f"«joint» {text!r}: a slider takes no point")
     axis = np.asarray(_vector(axis_text, text), float)
     if not np.linalg.norm(axis) > 0:
-        raise UsageError(f"--joint {text!r}: the axis must not be zero")
+        raise UsageError(f"«joint» {text!r}: the axis must not be zero")
     point = _vector(point_text, text) if point_text else None
     return JointSpec(part, kind, tuple(float(x) for x in axis / np.linalg.norm(axis)), point)
 
@@ -109,7 +109,7 @@ def _vector(part: str, text: str) -> tuple[float, float, float]:
     except ValueError:
         vals = ()
     if len(vals) != 3 or not np.isfinite(vals).all():
-        raise UsageError(f"--joint {text!r}: {part!r} is not three numbers X,Y,Z")
+        raise UsageError(f"«joint» {text!r}: {part!r} is not three numbers X,Y,Z")
     return vals  # type: ignore[return-value]
 
 
@@ -315,7 +315,7 @@ def infer_rig(vertices: np.ndarray, faces: np.ndarray, piece: np.ndarray, names:
     given_by = {g.part: g for g in given or []}
     unknown = sorted(set(given_by) - set(names))
     if unknown:
-        raise UsageError(f"--joint: no part named {', '.join(map(repr, unknown))}; the parts "
+        raise UsageError(f"«joint»: no part named {', '.join(map(repr, unknown))}; the parts "
                          f"are {', '.join(map(repr, names))} (neurok info lists them)")
     size = float(np.linalg.norm(np.ptp(vertices, axis=0)))
     pts = _sample(vertices, faces, piece, SAMPLES)

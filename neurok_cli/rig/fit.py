@@ -151,7 +151,7 @@ def fit_rig(cfg, joints: list[JointSpec], *, progress=None) -> dict:
 
     t0 = time.perf_counter()
     if cfg.samples < 16:
-        raise UsageError("--samples must be >= 16")
+        raise UsageError("«samples» must be >= 16")
     obs, rest = observed_and_rest(cfg)
     fitter = RigFitter.of(rest, joints, cfg.seed)
     fits = fit_shapes(fitter, list(obs.frames), obs.faces, rest.vertices, rest.faces,

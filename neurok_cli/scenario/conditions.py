@@ -141,7 +141,7 @@ def pinned_by(regions: list[str], vertices: np.ndarray) -> np.ndarray:
     for region in regions:
         held |= select_region(region, vertices)
     if regions and not held.any():
-        raise UsageError(f"--pin {' '.join(regions)} selects no vertex")
+        raise UsageError(f"«pin region» {' '.join(regions)} selects no vertex")
     check_not_all(held, regions)
     return held
 
@@ -150,8 +150,8 @@ def check_not_all(held: np.ndarray, regions: list[str]) -> None:
     """Pins that hold every vertex (or cage node) leave nothing to move: "bottom" of a
     sheet lying flat is all of it."""
     if len(held) and held.all():
-        raise UsageError(f"--pin {' '.join(regions)} holds all of the object, so nothing "
-                         "could move; pin a part of it (e.g. --pin 'x<0.05')")
+        raise UsageError(f"«pin region» {' '.join(regions)} holds all of the object, so nothing "
+                         "could move; pin a part of it (e.g. «pin region» 'x<0.05')")
 
 
 def select_region(expr: str, vertices: np.ndarray) -> np.ndarray:
@@ -207,7 +207,7 @@ def parse_impulse(text: str) -> Impulse:
     """'REGION:X,Y,Z[@T]' -> Impulse (velocity change in m/s at time T seconds)."""
     region, sep, rest = text.rpartition(":")
     if not sep or not region:
-        raise UsageError(f"--push must look like REGION:X,Y,Z[@T] (e.g. 'top:0,0,2@0.5'), "
+        raise UsageError(f"«push» must look like REGION:X,Y,Z[@T] (e.g. 'top:0,0,2@0.5'), "
                          f"not {text!r}")
     vec, _, at = rest.partition("@")
     try:
@@ -215,7 +215,7 @@ def parse_impulse(text: str) -> Impulse:
     except ValueError:
         t = math.nan
     if not 0.0 <= t <= MAX_SECONDS:
-        raise UsageError(f"--push time must be seconds from 0 to {MAX_SECONDS:g} after '@', "
+        raise UsageError(f"«push» time must be seconds from 0 to {MAX_SECONDS:g} after '@', "
                          f"not {at!r}")
-    check_region(region, "--push")
-    return Impulse(region=region, velocity=parse_vector(vec, "--push"), time=t)
+    check_region(region, "«push»")
+    return Impulse(region=region, velocity=parse_vector(vec, "«push»"), time=t)

@@ -41,7 +41,7 @@ class Ground:
 def check_ground_at(at: float | None) -> None:
     """Refuse a ``--ground-at`` that is no height at all, before any work."""
     if at is not None and not np.isfinite(at):
-        raise UsageError(f"--ground-at must be a finite height in the file's units, not {at:g}")
+        raise UsageError(f"«ground at» must be a finite height in the file's units, not {at:g}")
 
 
 def place_ground(frame: CanonicalFrame, surface: np.ndarray, at: float | None = None,
@@ -64,7 +64,7 @@ def place_ground(frame: CanonicalFrame, surface: np.ndarray, at: float | None = 
                       frame.up, LOWEST)
     at = float(at)
     if not np.isfinite(at) or abs(at - frame.center[axis]) > MAX_GROUND_DISTANCE * frame.extent:
-        raise UsageError(f"--ground-at must be a finite height within {MAX_GROUND_DISTANCE:g} "
+        raise UsageError(f"«ground at» must be a finite height within {MAX_GROUND_DISTANCE:g} "
                          f"sizes of the asset (its {frame.up} runs from "
                          f"{frame.center[axis] - frame.extent / 2:.4g} to about "
                          f"{frame.center[axis] + frame.extent / 2:.4g} in the file), not {at:g}")

@@ -113,7 +113,7 @@ def kick_speed(size: float) -> float:
 def check_preset(name: str) -> None:
     """A UsageError listing the presets unless ``name`` is one."""
     if name not in PRESETS:
-        raise UsageError(f"unknown --preset {name!r}; choose one of {', '.join(PRESETS)}")
+        raise UsageError(f"unknown «preset» {name!r}; choose one of {', '.join(PRESETS)}")
 
 
 def preset_row(name: str, category: str) -> Preset:

@@ -42,7 +42,7 @@ def engine_errors() -> Iterator[None]:
         yield
     except mujoco.FatalError as e:
         raise UsageError(f"the physics engine failed: {' '.join(str(e).split())[:300]}; "
-                         "simulate fewer vertices (--max-vertices)") from e
+                         "simulate fewer vertices («max vertices»)") from e
 
 
 @dataclass
@@ -210,7 +210,7 @@ def run(spec: SceneSpec, *, seconds: float, fps: float = 30.0, closed: bool = Fa
     without it, and the data engine keeps it off so that the corpus rebuilds bit for bit).
     """
     if not (seconds > 0 and fps > 0):
-        raise UsageError("--seconds and --fps must be positive")
+        raise UsageError("«seconds» and «fps» must be positive")
     steps_per_frame = max(1, round(1.0 / (fps * spec.timestep)))
     spec.timestep = 1.0 / (fps * steps_per_frame)
     t0 = time.perf_counter()

@@ -96,7 +96,7 @@ def _user_meshes(folder: Path | None) -> list[Path]:
     if folder is None:
         return []
     if not folder.is_dir():
-        raise UsageError(f"--shapes {folder}: not a folder")
+        raise UsageError(f"«shapes» {folder}: not a folder")
     return sorted(p for p in folder.iterdir()
                   if p.suffix.lower() in (".obj", ".ply", ".stl", ".glb", ".gltf"))
 
@@ -108,9 +108,9 @@ def plan(cfg: GenerateConfig) -> list[Job]:
             raise UsageError(f"unknown category {c!r}; choose from "
                              f"{', '.join(GENERATE_CATEGORIES)}")
     if cfg.solids not in SOLIDS:
-        raise UsageError(f"--solids {cfg.solids}: choose {' or '.join(SOLIDS)}")
+        raise UsageError(f"«solids» {cfg.solids}: choose {' or '.join(SOLIDS)}")
     if cfg.families not in FAMILY_SETS:
-        raise UsageError(f"--families {cfg.families}: choose {' or '.join(FAMILY_SETS)}")
+        raise UsageError(f"«families» {cfg.families}: choose {' or '.join(FAMILY_SETS)}")
     user = [f"user:{p.name}" for p in _user_meshes(cfg.shapes)]
     jobs = []
     for i in range(cfg.count):
@@ -344,14 +344,14 @@ def generate(cfg: GenerateConfig, *, progress: Callable[[int, int, dict], None] 
     """Make this shard's missing sequences (in parallel), then write ``dataset.json``."""
     i, n = cfg.shard
     if not (0 <= i < n):
-        raise UsageError(f"--shard {i}/{n}: need 0 <= i < n")
+        raise UsageError(f"«shard» {i}/{n}: need 0 <= i < n")
     if not cfg.splits or set(cfg.splits) - set(SPLITS):
-        raise UsageError(f"--splits takes {', '.join(SPLITS)}, not {','.join(cfg.splits)}")
+        raise UsageError(f"«splits» takes {', '.join(SPLITS)}, not {','.join(cfg.splits)}")
     if cfg.count < 1 or cfg.workers < 1:
-        raise UsageError("--count and --workers must be at least 1")
+        raise UsageError("«count» and «workers» must be at least 1")
     check_frames(cfg.seconds, cfg.fps)
     if not 0.0 <= cfg.interior_pins <= 1.0:
-        raise UsageError(f"--interior-pins must be in [0, 1], got {cfg.interior_pins:g}")
+        raise UsageError(f"«interior pins» must be in [0, 1], got {cfg.interior_pins:g}")
     require("mujoco", "sim", "neurok dataset generate")
     _check_resume(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)

@@ -231,7 +231,7 @@ def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int
     if not len(tets):
         raise UsageError(f"no lattice cube of {cells} along the longest side lies inside the "
                          "surface: the surface is not closed, or thinner than the cubes; use "
-                         "more --cells, or the cage (--dof trilinear)")
+                         "more «cells», or the cage («dof» trilinear)")
     used, tets = np.unique(tets, return_inverse=True)
     tets = tets.reshape(-1, 4)
     nodes = nodes[used]
@@ -245,7 +245,7 @@ def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int
         raise UsageError(f"the lattice of {cells} cubes along the longest side holds "
                          f"{held / max(inside, 1e-30):.0%} of the solid's volume: the surface "
                          "is not closed, or parts of it are thinner than the cubes; use more "
-                         "--cells, or the cage (--dof trilinear)")
+                         "«cells», or the cage («dof» trilinear)")
     return nodes, tets
 
 

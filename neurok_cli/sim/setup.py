@@ -59,14 +59,14 @@ def _pins(vertices: np.ndarray, regions: list[str], nodes: np.ndarray | None) ->
     for r in regions:
         if r.replace(",", "").replace("-", "").strip().isdigit():
             raise UsageError("soft bodies and beams pin regions, not vertex indices: use "
-                             "e.g. --pin 'x<0.05'")
+                             "e.g. «pin region» 'x<0.05'")
         mask |= select_region(r, both)[len(vertices):]
     if not mask.any():  # the region lies between nodes: pin the nearest node plane to it
         sel = np.zeros(len(vertices), bool)
         for r in regions:
             sel |= select_region(r, vertices)
         if not sel.any():
-            raise UsageError(f"--pin {' '.join(regions)} selects no part of the object")
+            raise UsageError(f"«pin region» {' '.join(regions)} selects no part of the object")
         target = (vertices[sel].mean(axis=0) - lo) / ext
         d = np.linalg.norm((nodes - lo) / ext - target, axis=1)
         mask = d <= d.min() + 1e-9

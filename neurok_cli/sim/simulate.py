@@ -117,7 +117,7 @@ class SimulateReport:
 
 def _check_material_name(cfg: SimulateConfig) -> None:
     if cfg.material not in material_names():
-        raise UsageError(f"unknown --material {cfg.material!r}; choose one of "
+        raise UsageError(f"unknown «material» {cfg.material!r}; choose one of "
                          f"{', '.join(material_names())}")
 
 
@@ -135,7 +135,7 @@ def _category(cfg: SimulateConfig, surface: np.ndarray) -> str:
         raise UsageError(f"{cfg.input}: the mesh is flat (no thickness along an axis), so it "
                          f"cannot be simulated as {cfg.material}"
                          f"{f' ({category})' if category != cfg.material else ''}; use "
-                         "--material cloth or auto")
+                         "«material» cloth or auto")
     return category
 
 
@@ -161,15 +161,15 @@ def _cells(cfg: SimulateConfig) -> tuple[int, int, int] | None:
         return None
     if cfg.dof == "lattice":
         if len(cfg.cells) != 1 or not 2 <= int(cfg.cells[0]) <= MAX_LATTICE:
-            raise UsageError("with --dof lattice, --cells is one whole number from 2 to "
+            raise UsageError("with «dof» lattice, «cells» is one whole number from 2 to "
                              f"{MAX_LATTICE}: the lattice's cubes along the longest side")
         return int(cfg.cells[0]), 1, 1
     if cfg.material == "cloth" or cfg.dof == "tet":
-        raise UsageError("--cells sets the interpolation cells of soft bodies and beams; "
-                         f"{'cloth' if cfg.material == 'cloth' else '--dof tet'} moves every "
+        raise UsageError("«cells» sets the interpolation cells of soft bodies and beams; "
+                         f"{'cloth' if cfg.material == 'cloth' else '«dof» tet'} moves every "
                          "vertex itself")
     if len(cfg.cells) != 3 or not all(1 <= int(c) <= MAX_CELLS for c in cfg.cells):
-        raise UsageError(f"--cells must be three whole numbers X,Y,Z from 1 to {MAX_CELLS}, "
+        raise UsageError(f"«cells» must be three whole numbers X,Y,Z from 1 to {MAX_CELLS}, "
                          f"not {','.join(str(c) for c in cfg.cells)}")
     return tuple(int(c) for c in cfg.cells)
 
@@ -212,8 +212,9 @@ def _simulate_body(cfg: SimulateConfig, asset, frame, progress) -> SimulateRepor
     warnings = list(asset.warnings)
     if cfg.material == "beam" and not cond.pins:  # the engine has no free beams (sim/setup.py)
         cond.pins = [DEFAULT_BEAM_PIN]
-        warnings.append(f"the engine holds a beam by its -x end (--pin '{DEFAULT_BEAM_PIN}'); "
-                        "animate lets an unpinned beam fall free")
+        warnings.append("the engine holds a beam by its -x end "
+                        f"(«pin region» '{DEFAULT_BEAM_PIN}'); animate lets an unpinned beam "
+                        "fall free")
     ground = place_ground(frame, whole, cfg.ground_at)
     sim_v, sim_f, proxy, closed = _engine_mesh(cfg, surface, faces)
     spec = prepare(sim_v, sim_f, cfg.material, mat, cond, dof=cfg.dof, cells=cells)
@@ -302,8 +303,8 @@ def _rigged(cfg: SimulateConfig, asset, frame):
 
     if cfg.articulated:
         if not _rig_options(cfg):
-            raise UsageError("an articulated object takes --preset, --drop, --push, "
-                             "--gravity, --density and --joint only")
+            raise UsageError("an articulated object takes «preset», «drop», «push», "
+                             "«gravity», «density» and «joint» only")
         return placed(), None
     if cfg.material != AUTO or cfg.preset not in (None, "drop", "free") \
             or not _rig_options(cfg):

@@ -142,7 +142,7 @@ def read_checkpoint_state(run: str | Path) -> dict:
     try:
         state = json.loads(path.read_text())
     except FileNotFoundError:
-        raise InputError(f"{run}: no checkpoint to resume; start without --resume") from None
+        raise InputError(f"{run}: no checkpoint to resume; start without «resume»") from None
     except (OSError, json.JSONDecodeError) as e:
         raise InputError(f"{path}: unreadable checkpoint ({e}); delete {path.parent} to start "
                          "over") from e
@@ -176,7 +176,7 @@ def load_checkpoint(run: str | Path, *, model: nn.Module,
     except (RuntimeError, ValueError, KeyError) as e:
         msg = " ".join(str(e).split())[:300]
         raise InputError(f"{path}: does not fit this model ({msg}); resume with the "
-                         "run's own config or start a new --out") from e
+                         "run's own config or start a new «out»") from e
     if restore_rng:
         _set_rng_state(tensors, state["rng"])
     return state

@@ -65,7 +65,8 @@ def setup(device: torch.device) -> tuple[DistInfo, torch.device]:
     if device.type == "cuda":
         if info.local_rank >= torch.cuda.device_count():
             raise UsageError(f"LOCAL_RANK {info.local_rank} but only "
-                             f"{torch.cuda.device_count()} GPUs; lower --nproc_per_node")
+                             f"{torch.cuda.device_count()} GPUs; "
+                             "start fewer (torch.distributed.run --nproc_per_node)")
         device = torch.device("cuda", info.local_rank)
         torch.cuda.set_device(device)
     if not tdist.is_initialized():

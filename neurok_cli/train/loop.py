@@ -177,19 +177,19 @@ def _optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
 def _check_run_folder(cfg: TrainConfig) -> None:
     out = Path(cfg.out)
     if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a folder; choose a run folder")
+        raise UsageError(f"«out» {out}: exists and is not a folder; choose a run folder")
     if cfg.resume:
         if not has_checkpoint(out):
-            raise UsageError(f"{out}: no checkpoint to resume; start without --resume")
+            raise UsageError(f"{out}: no checkpoint to resume; start without «resume»")
         saved = read_checkpoint_state(out)["config"]
         changed = [k for k in LOCKED if saved.get(k) != asdict(cfg)[k]]
         if changed:
-            raise UsageError(f"--resume: {', '.join(changed)} differ from the run's own "
+            raise UsageError(f"«resume»: {', '.join(changed)} differ from the run's own "
                              f"({', '.join(f'{k}={saved.get(k)!r}' for k in changed)}); keep "
-                             "them or start a new --out")
+                             "them or start a new «out»")
     elif has_checkpoint(out):
-        raise UsageError(f"{out}: already holds a training run; pass --resume to continue it "
-                         "or choose another --out")
+        raise UsageError(f"{out}: already holds a training run; pass «resume» to continue it "
+                         "or choose another «out»")
 
 
 def _model_config(cfg: TrainConfig) -> ModelConfig:
@@ -200,7 +200,7 @@ def _model_config(cfg: TrainConfig) -> ModelConfig:
     changes = cfg.size if isinstance(cfg.size, dict) else {}
     fixed = sorted(set(changes) - set(TUNABLE))
     if fixed:
-        raise UsageError(f"--init {cfg.init}: {', '.join(fixed)} cannot change when starting "
+        raise UsageError(f"«init» {cfg.init}: {', '.join(fixed)} cannot change when starting "
                          f"from a bundle; only {', '.join(TUNABLE)} can")
     return model_config(read_bundle_config(cfg.init).get("model") or {}, **changes)
 
@@ -269,7 +269,7 @@ class _Run:
         self.out = Path(cfg.out)
         _check_run_folder(cfg)
         if cfg.batch % info.world_size:
-            raise UsageError(f"--batch {cfg.batch} must be a multiple of the "
+            raise UsageError(f"«batch» {cfg.batch} must be a multiple of the "
                              f"{info.world_size} processes")
         model_cfg = _model_config(cfg)
         self.sampling = _sampling(cfg, model_cfg)
@@ -349,7 +349,7 @@ class _Run:
             self.skipped += 1
             if self.skipped >= 20:
                 raise UsageError(f"training diverged: no finite gradient for 20 steps before "
-                                 f"step {self.step + 1}; lower --lr or check the data")
+                                 f"step {self.step + 1}; lower «lr» or check the data")
         self.step += 1
         self.last_loss = stats["loss"]
         self.window.append({**stats, "grad_norm": norm, "lr": lr})

@@ -207,11 +207,11 @@ def test_our_frame_folders_bring_their_rate_and_up_axis(tmp_path):
 
 
 def test_bad_options():
-    with pytest.raises(UsageError, match="--up"):
+    with pytest.raises(UsageError, match="up"):
         import_frames("nowhere", up="x")
-    with pytest.raises(UsageError, match="--size"):
+    with pytest.raises(UsageError, match="size"):
         import_anime("nowhere.anime", size=-1)
-    with pytest.raises(UsageError, match="--fps"):
+    with pytest.raises(UsageError, match="fps"):
         import_gltf("nowhere.glb", fps=0)
 
 
@@ -291,7 +291,7 @@ def test_import_path_errors(tmp_path):
     (tmp_path / "m.fbx").write_text("x")
     with pytest.raises(InputError, match="cannot import"):
         import_path(tmp_path / "m.fbx", tmp_path / "ds")
-    with pytest.raises(UsageError, match="--split"):
+    with pytest.raises(UsageError, match="split"):
         import_path(tmp_path / "empty", tmp_path / "ds", split="dev")
     _, glb = animated_glb(tmp_path, sphere_soup(tmp_path))
     with pytest.raises(UsageError, match="glTF is metres"):
@@ -360,5 +360,5 @@ def test_seams_that_open_in_motion_are_reported(tmp_path):
 def test_a_zero_frame_rate_is_refused_not_replaced(tmp_path):
     teapot = load_mesh(asset_path("teapot"))
     write_frames(teapot, wobble(teapot.vertices, 2), tmp_path / "seq", fmt="ply", fps=24.0)
-    with pytest.raises(UsageError, match="--fps"):
+    with pytest.raises(UsageError, match="fps"):
         import_frames(tmp_path / "seq", fps=0)

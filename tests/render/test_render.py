@@ -145,7 +145,7 @@ def test_missing_gl_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(render, "_GL_ERROR", "EGL not found")
     v, f = _sphere(1)
     assert available_backends() == ["numpy"]
-    with pytest.raises(DependencyError, match="--renderer numpy"):
+    with pytest.raises(DependencyError, match="renderer numpy"):
         render_frames([RenderPart(f)], [v[None]], backend="gl")
     (image,) = render_frames([RenderPart(f)], [v[None]], SMALL, backend="auto")
     assert image.shape == (120, 160, 3)

@@ -86,7 +86,7 @@ def test_user_settings_win_over_the_preset():
 
 
 def test_unknown_preset():
-    with pytest.raises(UsageError, match="--preset 'jump'; choose one of drop, wobble"):
+    with pytest.raises(UsageError, match="unknown preset 'jump'; choose one of drop, wobble"):
         preset_conditions("jump", "soft", 1.0, Overrides())
 
 

@@ -115,7 +115,7 @@ def test_splits_make_only_their_jobs_and_the_rest_can_follow(tmp_path):
     assert made and made == {j.name for j in jobs if j.split == "test"}
     generate(_cfg(out, count=12))
     assert {f.stem for f in sequence_files(out)} == {j.name for j in jobs}
-    with pytest.raises(Exception, match="--splits"):
+    with pytest.raises(Exception, match="splits"):
         generate(_cfg(out, count=12, splits=("holdout",)))
 
 
@@ -144,7 +144,7 @@ def test_bad_options(tmp_path):
 
     with pytest.raises(UsageError, match="category"):
         plan(_cfg(tmp_path, categories=("liquid",)))
-    with pytest.raises(UsageError, match="--families"):
+    with pytest.raises(UsageError, match="families"):
         plan(_cfg(tmp_path, families="all"))
     with pytest.raises(UsageError, match="shard"):
         generate(_cfg(tmp_path, shard=(2, 2)))

@@ -42,7 +42,7 @@ def test_the_header_records_the_share_when_it_is_used(tmp_path):
     assert summarize(used, plan(used)).generator["interior_pins"] == 0.5
     plain = GenerateConfig(out=tmp_path, count=3)  # a header as it was before the option
     assert "interior_pins" not in summarize(plain, plan(plain)).generator
-    with pytest.raises(UsageError, match=r"--interior-pins must be in \[0, 1\], got 1.5"):
+    with pytest.raises(UsageError, match=r"interior pins must be in \[0, 1\], got 1.5"):
         generate(GenerateConfig(out=tmp_path, count=3, interior_pins=1.5))
 
 
@@ -102,5 +102,5 @@ def test_lattice_solids_change_only_the_compact_soft_bodies(tmp_path):
     assert seen == {"lattice", "cage"}
     assert summarize(lat, plan(lat)).generator["solids"] == "lattice"
     assert "solids" not in summarize(cage, plan(cage)).generator  # corpus-v1's header as it was
-    with pytest.raises(UsageError, match="--solids"):
+    with pytest.raises(UsageError, match="solids"):
         plan(GenerateConfig(out=tmp_path / "c", count=3, solids="foam"))

@@ -132,7 +132,7 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     if encoding == "compact" and err > tolerance * diag:
         report.warnings.append(f"compact encoding reached {err / diag:.2e} of the diagonal "
                                f"with {max_targets} targets (asked {tolerance:.0e}); "
-                               "use --encoding exact")
+                               "use «encoding» exact")
     if encoding == "exact" and len(bases) > max_targets:
         report.warnings.append(f"{len(bases)} morph targets: some viewers (WebGL) blend at most "
                                "~200; use the compact encoding for wide support")

@@ -170,8 +170,8 @@ def _step_budget(steps: float, step: float) -> None:
     if steps > MAX_STEPS:
         raise UsageError(f"the motion needs about {steps:,.0f} integration steps of {step:.2g} s, "
                          f"more than the {MAX_STEPS:,} one run may take: the object is too "
-                         "small or too stiff for its size; give its real size (--size), a "
-                         "smaller --stiffness or --young, or fewer --seconds")
+                         "small or too stiff for its size; give its real size («size»), a "
+                         "smaller «stiffness» or «young modulus», or fewer «seconds»")
 
 
 def _rollout(dyn: LatentDynamics, y0: Tensor, times: Tensor, *, events: list[Event],
