@@ -49,23 +49,43 @@ class Range:
             words = f"{kind} {lo} and {hi}"
         return words + (" (or inf for none)" if self.inf_ok else "")
 
-    def check(self, flag: str, value: float | int) -> None:
-        """Raise a UsageError naming ``flag`` unless ``value`` is in the range."""
+    def require(self, quantity: str, value: float | int) -> None:
+        """Raise a UsageError naming ``quantity`` unless ``value`` is in the range."""
         if self.inf_ok and value == math.inf:
             return
         bad = (not math.isfinite(value) or value < self.lo or value > self.hi
                or (self.lo_open and value == self.lo) or (self.hi_open and value == self.hi)
                or (self.whole and value != int(value)))
         if bad:
-            raise UsageError(f"{flag} must be {self.text()}, not {value:g}"
+            raise UsageError(f"{quantity} must be {self.text()}, not {value:g}"
                              if isinstance(value, float) else
-                             f"{flag} must be {self.text()}, not {value}")
+                             f"{quantity} must be {self.text()}, not {value}")
+
+
+# the material numbers a run may be given, by parameter name (cli/_checks.py checks the
+# options against the same table, before any work)
+MATERIAL: dict[str, Range] = {
+    "stiffness": Range(0.0, 1e3, lo_open=True),  # a scale on the material's own stiffness
+    "young": Range(0.0, 1e12, lo_open=True),  # Pa
+    "density": Range(0.0, 1e5, lo_open=True),  # kg/m^3
+    "damping": Range(0.0, 10.0),  # s (stiffness-proportional)
+    "poisson": Range(0.0, 0.5, hi_open=True),
+    "thickness": Range(0.0, 1.0, lo_open=True),  # m (sheets)
+}
+_WORDS = {"young": "young modulus"}  # a quantity's name where its parameter's is short
+
+
+def require_material(**values: float | None) -> None:
+    """Check the material numbers given (None: not given) against ``MATERIAL``."""
+    for name, value in values.items():
+        if value is not None:
+            MATERIAL[name].require(f"«{_WORDS.get(name, name)}»", value)
 
 
 def check_frames(seconds: float, fps: float, *, what: str = "«seconds» x «fps»") -> int:
     """The frame count of ``seconds`` at ``fps`` (both checked), at most MAX_FRAMES."""
-    Range(0.0, MAX_SECONDS, lo_open=True).check("«seconds»", seconds)
-    Range(0.0, MAX_FPS, lo_open=True).check("«fps»", fps)
+    Range(0.0, MAX_SECONDS, lo_open=True).require("«seconds»", seconds)
+    Range(0.0, MAX_FPS, lo_open=True).require("«fps»", fps)
     frames = math.floor(seconds * fps + 1e-9) + 1
     if frames > MAX_FRAMES:
         raise UsageError(f"{what} asks for {frames:,} frames; at most {MAX_FRAMES:,} are made "

@@ -69,3 +69,24 @@ def test_no_library_message_names_a_flag():
             if bare:
                 found.append(f"{path.relative_to(PACKAGE)}:{line}: {', '.join(bare)}")
     assert not found, "\n".join(found)
+
+
+def _animate_error(tmp_path: Path, **options) -> str:
+    from neurok_cli.deform.animate import AnimateConfig, animate
+
+    missing = tmp_path / "not_there.obj"  # read after the options: a bad option comes first
+    try:
+        animate(AnimateConfig(input=missing, output=tmp_path / "x.glb", **options))
+    except UsageError as e:
+        return str(e)
+    raise AssertionError(f"animate took {options}")
+
+
+def test_animate_checks_its_options_before_it_reads_the_file(tmp_path):
+    assert "young modulus" in _animate_error(tmp_path, young=-5.0)
+    assert "stiffness" in _animate_error(tmp_path, stiffness=0.0)
+    assert "units" in _animate_error(tmp_path, units="furlong")
+    assert "ground at" in _animate_error(tmp_path, ground_at=float("nan"))
+    assert "not for an articulated object" in _animate_error(
+        tmp_path, material="articulated", samples=2)
+    assert not (tmp_path / "x.glb").exists()

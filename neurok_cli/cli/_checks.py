@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..limits import (
+    MATERIAL,
     MAX_FPS,
     MAX_FRAMES,
     MAX_SECONDS,
@@ -32,12 +33,7 @@ WHOLE_MAX = 10**9  # counts with no tighter natural bound
 NUMBERS: dict[str, Range] = {
     "seconds": Range(0.0, MAX_SECONDS, lo_open=True),
     "fps": Range(0.0, MAX_FPS, lo_open=True),
-    "stiffness": Range(0.0, 1e3, lo_open=True),
-    "young": Range(0.0, 1e12, lo_open=True),
-    "density": Range(0.0, 1e5, lo_open=True),
-    "damping": Range(0.0, 10.0),
-    "poisson": Range(0.0, 0.5, hi_open=True),
-    "thickness": Range(0.0, 1.0, lo_open=True),
+    **MATERIAL,
     "strain_limit": Range(0.0, 10.0, inf_ok=True),
     "size": Range(MIN_SIZE_M, MAX_SIZE_M),
     "drop": Range(0.0, 100.0),
@@ -168,7 +164,7 @@ def check_options(command: str, values: dict[str, Any]) -> None:
             continue
         r = rule(command, name)
         if r is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-            r.check(flag(name), value)
+            r.require(flag(name), value)
         elif name in TEXTS and isinstance(value, (str, list, tuple)):
             TEXTS[name](flag(name), value)
     seconds, fps = values.get("seconds"), values.get("fps")

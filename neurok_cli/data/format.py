@@ -44,7 +44,7 @@ class Sequence:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0, -9.81, 0], np.float32))
     meta: dict = field(default_factory=dict)
 
-    def check(self, name: str = "sequence") -> None:
+    def require_consistent(self, name: str = "sequence") -> None:
         """Raise :class:`InputError` if arrays are inconsistent or not finite."""
         n = len(self.rest_vertices)
         if self.rest_vertices.ndim != 2 or self.rest_vertices.shape[1] != 3 or n == 0:
@@ -64,7 +64,7 @@ class Sequence:
 
 def save_sequence(seq: Sequence, path: str | Path) -> None:
     """Write one sequence as a compressed .npz, atomically."""
-    seq.check(str(path))
+    seq.require_consistent(str(path))
     buf = io.BytesIO()
     np.savez_compressed(
         buf, rest_vertices=seq.rest_vertices.astype(np.float32),
@@ -91,7 +91,7 @@ def load_sequence(path: str | Path) -> Sequence:
                            meta=json.loads(str(z["meta"])) if "meta" in z.files else {})
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:  # corrupt npz
         raise InputError(f"{path}: cannot read sequence ({e.__class__.__name__}: {e})") from e
-    seq.check(str(path))
+    seq.require_consistent(str(path))
     return seq
 
 

@@ -95,7 +95,7 @@ def _sequence(name: str, rest: np.ndarray, faces: np.ndarray, frames: np.ndarray
         meta["seam_gap"] = round(gap / diag, 6)  # relative to the rest's diagonal
     seq = Sequence(rest_vertices=rest.astype(np.float32), faces=faces.astype(np.int32),
                    frames=frames.astype(np.float32), fps=float(fps), meta=meta)
-    seq.check(name)
+    seq.require_consistent(name)
     return seq
 
 

@@ -21,12 +21,12 @@ import numpy as np
 
 from ..errors import InputError, NeurokError, UsageError
 from ..io.mesh import CanonicalFrame, size_source
-from ..limits import check_frames
+from ..limits import check_frames, require_material
 from ..render.export import ExportOptions, check_output, export_motion
 from ..rig.articulation import JointSpec
 from ..scenario.conditions import Conditions, SimMaterial
 from ..scenario.materials import material_names, resolve_material
-from ..scenario.placement import Ground, check_ground_at, load_placed, physics_offsets, place_ground
+from ..scenario.placement import Ground, check_placement, load_placed, physics_offsets, place_ground
 from ..scenario.presets import (
     DEFAULT_PRESET,
     JOINT_PRESETS,
@@ -118,11 +118,7 @@ def resolve_weights(name: str) -> Path:
 def _material(cfg: AnimateConfig, base: SimMaterial) -> SimMaterial:
     overrides = {k: getattr(cfg, k) for k in ("young", "density", "damping")
                  if getattr(cfg, k) is not None}
-    mat = replace(base, **overrides)
-    mat.check()
-    if not cfg.stiffness > 0:
-        raise UsageError(f"«stiffness» must be > 0, got {cfg.stiffness}")
-    return mat
+    return replace(base, **overrides)  # the overrides are checked (_check_options)
 
 
 def _to_file(frames: np.ndarray, frame: CanonicalFrame, back: float, index: np.ndarray
@@ -284,15 +280,11 @@ def _rigged(cfg: AnimateConfig, asset, frame: CanonicalFrame):
     from ..rig.animate import found_rig, place
 
     preset = cfg.preset or "open"
-    if cfg.articulated:
-        _check_rig_options(cfg)
+    if cfg.articulated:  # its options are checked (_check_options)
         return place(asset, frame, preset=preset, drop=cfg.overrides.drop,
                      ground_at=cfg.ground_at), None
-    if cfg.material != "auto" or cfg.preset not in (None, "drop", "free"):
-        return None
-    try:
-        _check_rig_options(cfg)
-    except UsageError:
+    if (cfg.material != "auto" or cfg.preset not in (None, "drop", "free")
+            or _rig_conflicts(cfg)):
         return None
     at = place(asset, frame, preset=preset, drop=cfg.overrides.drop, ground_at=cfg.ground_at)
     rig = found_rig(at)
@@ -346,8 +338,8 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
         start_height_m=at.drop_m, conditions=cond.json())
 
 
-def _check_rig_options(cfg: AnimateConfig) -> None:
-    """What an articulated object's motion does not take fails at once."""
+def _rig_conflicts(cfg: AnimateConfig) -> list[str]:
+    """The options given that an articulated object's motion does not take."""
     o = cfg.overrides
     given = [name for name, value in (
         ("«pin region»", o.pins), ("«velocity»", o.velocity), ("«spin»", o.spin),
@@ -362,12 +354,7 @@ def _check_rig_options(cfg: AnimateConfig) -> None:
         given.append("«material» " + cfg.material)
     if cfg.continuation is not None:
         given.append("a fitted start")
-    if given:
-        raise UsageError(f"{', '.join(given)}: not for an articulated object (rigid parts on "
-                         "joints take «preset», «drop», «push», «gravity», «density» and "
-                         "«joint»)")
-    if cfg.density is not None and not (np.isfinite(cfg.density) and cfg.density > 0):
-        raise UsageError(f"«density» must be > 0, got {cfg.density}")
+    return given
 
 
 def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
@@ -395,7 +382,10 @@ def _check_options(cfg: AnimateConfig) -> None:
         raise UsageError(f"unknown «material» {cfg.material!r}; choose one of "
                          f"{', '.join(material_names())}")
     check_frames(cfg.seconds, cfg.fps)
-    check_ground_at(cfg.ground_at)
+    check_placement(cfg.input, up=cfg.up, size=cfg.size, units=cfg.units,
+                    ground_at=cfg.ground_at)
+    require_material(stiffness=cfg.stiffness, young=cfg.young, density=cfg.density,
+                     damping=cfg.damping)
     if cfg.preset is not None:
         check_preset(cfg.preset)
     if not 1 <= cfg.samples <= 64:
@@ -403,6 +393,12 @@ def _check_options(cfg: AnimateConfig) -> None:
     if cfg.strain_limit is not None and not cfg.strain_limit >= 0:
         raise UsageError(f"«strain limit» must be >= 0 (or inf for none), got "
                          f"{cfg.strain_limit}")
+    if cfg.articulated:
+        conflicts = _rig_conflicts(cfg)
+        if conflicts:
+            raise UsageError(f"{', '.join(conflicts)}: not for an articulated object (rigid "
+                             "parts on joints take «preset», «drop», «push», «gravity», "
+                             "«density» and «joint»)")
 
 
 def _continue(cfg: AnimateConfig, frame: CanonicalFrame, surface: np.ndarray, ground,

@@ -84,6 +84,22 @@ LOADERS = {".obj": _load_obj, ".glb": _load_gltf, ".gltf": _load_gltf,
 DEFAULT_UP = {".stl": "z"}
 
 
+def check_up(path: Path, up: str | None) -> None:
+    """Refuse an up axis that is none, or one a glTF file (always +Y up) cannot take."""
+    if up not in (None, "y", "z"):
+        raise UsageError(f"«up» must be 'y' or 'z', not {up!r}")
+    if up == "z" and path.suffix.lower() in GLTF_SUFFIXES:
+        raise UsageError(f"{path}: glTF is always +Y up; «up» applies to OBJ, PLY and STL only")
+
+
+def check_scale(size: float | None, units: str | None) -> None:
+    """Refuse a size (metres) that is no length, or units this reader does not know."""
+    if size is not None and not (np.isfinite(size) and size > 0):
+        raise UsageError(f"«size» must be a positive length in metres, not {size}")
+    if units is not None and units not in UNITS:
+        raise UsageError(f"unknown «units» {units!r}; choose one of {', '.join(UNITS)}")
+
+
 def load_mesh(path: str | Path, *, up: str | None = None) -> Asset:
     """Load a mesh file into an :class:`Asset` (file frame and units), checking it is usable.
 
@@ -105,10 +121,7 @@ def load_mesh(path: str | Path, *, up: str | None = None) -> Asset:
                          f"use one of {', '.join(sorted(LOADERS))}")
     if path.stat().st_size == 0:
         raise InputError(f"{path}: file is empty")
-    if up not in (None, "y", "z"):
-        raise UsageError(f"«up» must be 'y' or 'z', not {up!r}")
-    if up == "z" and suffix in GLTF_SUFFIXES:
-        raise UsageError(f"{path}: glTF is always +Y up; «up» applies to OBJ, PLY and STL only")
+    check_up(path, up)
     try:
         parts, warnings, extra = LOADERS[suffix](path)
     except (UnicodeDecodeError, OSError) as e:
@@ -211,10 +224,7 @@ def canonical_frame(asset: Asset, *, size: float | None = None, units: str | Non
     building's physics (a plush toy of 9.2 units melted under its 17 tonnes)."""
     lo, hi = asset.bounds()
     extent = float((hi - lo).max())
-    if size is not None and not (np.isfinite(size) and size > 0):
-        raise UsageError(f"«size» must be a positive length in metres, not {size}")
-    if units is not None and units not in UNITS:
-        raise UsageError(f"unknown «units» {units!r}; choose one of {', '.join(UNITS)}")
+    check_scale(size, units)
     if size is not None:
         metres = size
     elif units is not None:

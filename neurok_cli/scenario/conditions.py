@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UsageError
-from ..limits import MAX_SECONDS, MAX_SPEED, MAX_VERTICES
+from ..limits import MAX_SECONDS, MAX_SPEED, MAX_VERTICES, require_material
 
 CATEGORIES = ("soft", "cloth", "beam")
 
@@ -24,11 +24,10 @@ class SimMaterial:
     damping: float = 0.002  # Rayleigh stiffness-proportional damping, seconds
     thickness: float = 0.002  # metres; cloth sheets only
 
-    def check(self) -> None:
-        if not (self.young > 0 and 0 <= self.poisson < 0.5 and self.density > 0
-                and self.damping >= 0 and self.thickness > 0):
-            raise UsageError(f"material out of range: {self}; need young > 0, 0 <= poisson "
-                             "< 0.5, density > 0, damping >= 0, thickness > 0")
+    def require_physical(self) -> None:
+        """Raise a UsageError naming the first number outside ``limits.MATERIAL``."""
+        require_material(young=self.young, poisson=self.poisson, density=self.density,
+                         damping=self.damping, thickness=self.thickness)
 
 
 # a sensible material for each category when the user gives none

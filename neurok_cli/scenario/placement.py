@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..io.asset import Asset
-from ..io.mesh import CanonicalFrame, canonical_frame, load_mesh
+from ..io.mesh import CanonicalFrame, canonical_frame, check_scale, check_up, load_mesh
 from ..limits import check_faces, check_size
 
 MAX_GROUND_DISTANCE = 1000.0  # sizes: a ground further from the asset is almost surely a typo
@@ -38,10 +38,18 @@ class Ground:
         return {"axis": self.axis, "at": self.at, "from": self.source, "start_above_m": start_m}
 
 
-def check_ground_at(at: float | None) -> None:
-    """Refuse a ``--ground-at`` that is no height at all, before any work."""
-    if at is not None and not np.isfinite(at):
-        raise UsageError(f"«ground at» must be a finite height in the file's units, not {at:g}")
+def check_placement(path: Path, *, up: str | None, size: float | None, units: str | None,
+                    ground_at: float | None) -> None:
+    """Refuse placement options that cannot place ``path`` (an up axis, a size in metres,
+    units, a ground height in the file's units), before any work: ``load_placed`` then
+    meets only the file's own problems."""
+    check_up(path, up)
+    check_scale(size, units)
+    if size is not None:
+        check_size(size, given=True)
+    if ground_at is not None and not np.isfinite(ground_at):
+        raise UsageError(f"«ground at» must be a finite height in the file's units, not "
+                         f"{ground_at:g}")
 
 
 def place_ground(frame: CanonicalFrame, surface: np.ndarray, at: float | None = None,

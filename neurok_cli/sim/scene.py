@@ -60,13 +60,13 @@ class SceneSpec:
     lattice_tets: np.ndarray | None = None
     lattice_spacing: float = 0.0
 
-    def check(self) -> None:
+    def require_known(self) -> None:
         if self.category not in CATEGORIES:
             raise UsageError(f"unknown material category {self.category!r}; choose one of "
                              f"{', '.join(CATEGORIES)}")
         if self.dof not in DOFS:
             raise UsageError(f"unknown dof {self.dof!r}; choose one of {', '.join(DOFS)}")
-        self.material.check()
+        self.material.require_physical()
 
 
 def _nums(a: np.ndarray, fmt: str = "{:.7g}") -> str:
@@ -123,7 +123,7 @@ def _memory_mb(spec: SceneSpec) -> int:
 
 def build_xml(spec: SceneSpec) -> str:
     """The MJCF model of ``spec``: options, ground and the flexcomp."""
-    spec.check()
+    spec.require_known()
     g = to_mj(np.asarray(spec.conditions.gravity, np.float64))
     ground = ""
     if spec.conditions.ground:

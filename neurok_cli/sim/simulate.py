@@ -15,14 +15,14 @@ import numpy as np
 
 from ..errors import UsageError
 from ..io.mesh import size_source
-from ..limits import check_frames
+from ..limits import check_frames, require_material
 from ..render.export import ExportOptions, export_motion
 from ..rig.articulation import JointSpec
 from ..scenario.conditions import PRESET_MATERIALS, Conditions, SimMaterial
 from ..scenario.mass import closed_volume
 from ..scenario.materials import MATERIALS, material_names, resolve_material
 from ..scenario.placement import (
-    check_ground_at,
+    check_placement,
     ground_row,
     load_placed,
     physics_offsets,
@@ -147,7 +147,7 @@ def _material(cfg: SimulateConfig, asked: str) -> SimMaterial:
                                                "thickness") if getattr(cfg, k) is not None}
     base = MATERIALS[asked].material if asked in MATERIALS else PRESET_MATERIALS[cfg.material]
     mat = replace(base, **overrides)
-    mat.check()
+    mat.require_physical()
     return mat
 
 
@@ -186,7 +186,10 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     check_output(cfg.output, cfg.export.fmt)  # a bad output fails before the work
     require("mujoco", "sim", "neurok simulate")
     check_frames(cfg.seconds, cfg.fps)
-    check_ground_at(cfg.ground_at)
+    check_placement(cfg.input, up=cfg.up, size=cfg.size, units=cfg.units,
+                    ground_at=cfg.ground_at)
+    require_material(young=cfg.young, poisson=cfg.poisson, density=cfg.density,
+                     damping=cfg.damping, thickness=cfg.thickness)
     if cfg.preset is not None:
         check_preset(cfg.preset)
     if not cfg.articulated:
