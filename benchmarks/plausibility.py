@@ -66,7 +66,8 @@ def write_sheet(path: Path, n: int = 24) -> Path:
 
 
 def run_pair(name: str, preset: str, seconds: float, size: float | None, weights: str,
-             tmp: Path, engine: bool = True, material: str = "auto") -> tuple[dict, dict]:
+             tmp: Path, engine: bool = True, material: str = "auto", space: str = "learned"
+             ) -> tuple[dict, dict]:
     """One asset under one preset, through both commands: a row and the frames of each
     (``engine=False``: `neurok animate` alone). ``material``: as ``--material`` (auto: the
     engine simulates the category animate chose)."""
@@ -74,7 +75,7 @@ def run_pair(name: str, preset: str, seconds: float, size: float | None, weights
     t0 = time.perf_counter()
     a_out = tmp / f"{name}-{preset}-animate.glb"
     rep = animate(AnimateConfig(input=src, output=a_out, seconds=seconds, preset=preset,
-                                size=size, weights=weights, material=material))
+                                size=size, weights=weights, material=material, space=space))
     t1 = time.perf_counter()
     s_out = tmp / f"{name}-{preset}-simulate.glb"
     if engine:
@@ -86,7 +87,7 @@ def run_pair(name: str, preset: str, seconds: float, size: float | None, weights
     t2 = time.perf_counter()
     row = {"asset": name, "preset": preset, "category": rep.category, "size_m": rep.size_m,
            "mass_kg": rep.mass_kg, "animate_s": t1 - t0, "simulate_s": t2 - t1,
-           "steps": rep.steps, "material": material}
+           "steps": rep.steps, "material": material, "space": space}
     clips = {}
     for who, path in (("animate", a_out), ("engine", s_out))[:2 if engine else 1]:
         frames, faces = _frames(path)
@@ -134,6 +135,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--size", type=float, default=None, help="metres (default: the file's)")
     ap.add_argument("--weights", default="neurok-base")
+    ap.add_argument("--space", default="learned", choices=("learned", "handles"),
+                    help="animate's shape space (as its --space)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--sheet", type=Path, default=None)
     ap.add_argument("--over-time", action="store_true",
@@ -145,7 +148,7 @@ def main() -> None:
         for name in args.assets:
             for preset in args.presets:
                 row, clips = run_pair(name, preset, args.seconds, args.size, args.weights,
-                                      Path(tmp))
+                                      Path(tmp), space=args.space)
                 rows.append(row)
                 sheet.append((f"{name} {preset}", clips))
                 if args.over_time:

@@ -84,6 +84,11 @@ def animate(
     device: o.Device = "auto",
     method: Annotated[str, o.Opt(panel=o.MODEL, metavar=o.choices("rk4", "dopri5"),
                                  help="ODE integrator: rk4 (fixed step) or dopri5.")] = "rk4",
+    space: Annotated[str, o.Opt(panel=o.MODEL, metavar=o.choices("learned", "handles"),
+                                help="Shape space of a deformable body: learned (the "
+                                     "bundle's latent space) or handles (the object's own "
+                                     "affine handles with the material's energy; no "
+                                     "weights).")] = "learned",
 ) -> None:
     """Animate a static asset: glTF, OBJ/PLY frames or video.
 
@@ -115,7 +120,7 @@ def animate(
                         damping=damping, size=size, units=units, up=up, ground_at=ground_at,
                         overrides=over,
                         samples=samples,
-                        seed=seed, weights=weights, device=device, method=method,
+                        seed=seed, weights=weights, device=device, method=method, space=space,
                         strain_limit=strain_limit, joints=[parse_joint(j) for j in joint or []],
                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
     with progress_bar("animating") as update:

@@ -39,6 +39,7 @@ from .report import AnimateReport, energy_row, material_row
 if TYPE_CHECKING:  # the latent motion imports torch: only the deformable path loads it
     from .motion import LatentStart, MotionConfig
 
+SPACES = ("learned", "handles")  # --space: the shape space a deformable body moves in
 ARTICULATED = "articulated"  # --material: rigid parts on joints (rig/animate.py)
 SHIPPED_WEIGHTS = Path(__file__).resolve().parents[1] / "weights"  # package data: the wheel has it
 WEIGHTS_ENV = "NEUROK_WEIGHTS"  # folder(s), os.pathsep-separated, of more bundles by name
@@ -80,6 +81,7 @@ class AnimateConfig:
     device: str = "auto"
     method: str = "rk4"
     subspace: int = 8
+    space: str = "learned"  # or "handles": the object's own handle basis (handle_motion.py)
     strain_limit: float | None = None  # None: the bundle's for the category; inf: none
     export: ExportOptions = field(default_factory=ExportOptions)
     continuation: Continuation | None = None
@@ -197,9 +199,12 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     if rigged is not None:
         return _animate_rig(cfg, asset, frame, rigged, say, on_frame, t0)
     from .body import auto_category  # the deformable path: torch and the latent motion
-    from .motion import latent_motion
 
-    model, bundle_cfg, bundle, device, compiled = _load_model(cfg)
+    handles = cfg.space == "handles"
+    if handles:
+        bundle_cfg, bundle, device, compiled = {}, "", "cpu", True
+    else:
+        model, bundle_cfg, bundle, device, compiled = _load_model(cfg)
     welded = asset.welded()
     surface = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     category, base = resolve_material(cfg.material, auto_category(surface, welded.faces))
@@ -211,8 +216,16 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     say("moving" if compiled else
         "moving (compiling the integrator, once: about half a minute)")
     try:
-        motion = latent_motion(model, start, welded.faces, mcfg, progress=on_frame,
-                              decoded=on_decode)
+        if handles:
+            from .handle_motion import handle_motion
+
+            motion = handle_motion(start, welded.faces, replace(
+                mcfg, stiffness=cfg.stiffness, damping_scale=1.0), progress=on_frame)
+        else:
+            from .motion import latent_motion
+
+            motion = latent_motion(model, start, welded.faces, mcfg, progress=on_frame,
+                                  decoded=on_decode)
     except FloatingPointError as exc:
         raise NeurokError(f"{exc}; try a smaller «stiffness», more «damping» or a gentler "
                           "preset") from exc
@@ -388,6 +401,11 @@ def _check_options(cfg: AnimateConfig) -> None:
                      damping=cfg.damping)
     if cfg.preset is not None:
         check_preset(cfg.preset)
+    if cfg.space not in SPACES:
+        raise UsageError(f"unknown «space» {cfg.space!r}; choose one of {', '.join(SPACES)}")
+    if cfg.space == "handles" and (cfg.samples != 1 or cfg.continuation is not None):
+        raise UsageError("the object's own space («space» handles) moves one motion from "
+                         "rest: «samples» and a fitted start need «space» learned")
     if not 1 <= cfg.samples <= 64:
         raise UsageError(f"«samples» must be in 1..64, got {cfg.samples}")
     if cfg.strain_limit is not None and not cfg.strain_limit >= 0:

@@ -211,13 +211,15 @@ def _hull_nodes(tets: np.ndarray) -> np.ndarray:
     return np.unique(key[count[inv.reshape(-1)] == 1])
 
 
-def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int
+def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int, winding=winding_number
             ) -> tuple[np.ndarray, np.ndarray]:
     """(K, 3) nodes and (T, 4) positively oriented tetrahedra filling a closed surface.
 
     Args:
         vertices, faces: the surface (closed, outward-facing).
         cells: lattice cubes along the box's longest side (the resolution).
+        winding: ``(points, vertices, faces) -> (P,)`` winding numbers (a faster
+            approximation may stand in for the exact ``winding_number``).
     """
     v = np.asarray(vertices, np.float64)
     f = np.asarray(faces, np.int64)
@@ -227,7 +229,7 @@ def lattice(vertices: np.ndarray, faces: np.ndarray, cells: int
     origin = (lo + hi) / 2 - n * h / 2
     nodes, tets = _bcc(origin, h, n)
     centre = nodes[tets].mean(axis=1)
-    tets = tets[winding_number(centre, v, f) > 0.5]
+    tets = tets[winding(centre, v, f) > 0.5]
     if not len(tets):
         raise UsageError(f"no lattice cube of {cells} along the longest side lies inside the "
                          "surface: the surface is not closed, or thinner than the cubes; use "

@@ -1,0 +1,241 @@
+"""The material's own energy in handle coordinates (docs/design.md, "The object's own shape
+space"): stable Neo-Hookean over a solid's tetrahedra, and a sheet's membrane (St. Venant-
+Kirchhoff, plane stress, times its thickness) with quadratic bending (Bergou et al. 2006)
+over its triangles; Young's modulus, Poisson ratio and thickness are ``simulate``'s.
+
+Elements are linear, so each deformation gradient is linear in the handle coordinates ``Z``
+(4H, 3) (``deform/handles.py``): ``F_e = F0_e + (D @ Z)`` read per element. The energy and its
+gradient cost two sparse products and a few array operations; the rest Hessian ``K0``
+(12H, 12H), which the integrator factors, comes once from the elements' rest stiffness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..scenario.conditions import SimMaterial
+
+
+def lame(material: SimMaterial, plane_stress: bool = False) -> tuple[float, float]:
+    """Lamé's (mu, lambda) of a material, Pa; plane stress for a sheet's membrane."""
+    e, nu = material.young, material.poisson
+    mu = e / (2 * (1 + nu))
+    lam = e * nu / ((1 + nu) * (1 - 2 * nu))
+    if plane_stress:
+        lam = 2 * lam * mu / (lam + 2 * mu)
+    return mu, lam
+
+
+@dataclass
+class Elements:
+    """Linear elements over the handle basis: tetrahedra (d = 3) or triangles (d = 2)."""
+
+    D: sp.csr_matrix  # (E d, 4H): (D @ Z)[e d + j, c] = dF_e[c, j]
+    F0: np.ndarray  # (E, 3, d) rest deformation gradient (the identity, or a sheet's frame)
+    measure: np.ndarray  # (E,) volume, m^3 (a sheet's: area x thickness)
+
+    def gradients(self, Z: np.ndarray) -> np.ndarray:
+        """(E, 3, d) deformation gradients at ``Z`` (4H, 3)."""
+        e, _, d = self.F0.shape
+        return self.F0 + (self.D @ Z).reshape(e, d, 3).transpose(0, 2, 1)
+
+    def pull(self, P: np.ndarray) -> np.ndarray:
+        """(4H, 3) gradient in Z of sum_e measure_e Psi(F_e) from the stresses P (E, 3, d)."""
+        return self.D.T @ (self.measure[:, None, None] * P).transpose(0, 2, 1).reshape(-1, 3)
+
+    def stiffness(self, tangent) -> np.ndarray:
+        """(12H, 12H) Hessian at rest, in ``Z.reshape(-1)``'s order, from ``tangent(F0)``
+        (E, 3d, 3d): the second derivative of Psi in vec(F) (c-major, then j)."""
+        e, _, d = self.F0.shape
+        C = tangent(self.F0) * self.measure[:, None, None]  # (E, 3d, 3d)
+        Dc = self.D.tocoo()
+        el, j = np.divmod(Dc.row, d)
+        rows = np.concatenate([el * 3 * d + c * d + j for c in range(3)])
+        cols = np.concatenate([Dc.col * 3 + c for c in range(3)])
+        vals = np.tile(Dc.data, 3)
+        DF = sp.csr_matrix((vals, (rows, cols)), shape=(e * 3 * d, self.D.shape[1] * 3))
+        blocks = sp.block_diag(list(C), format="csr") if e < 64 else _block_diag(C)
+        return np.asarray((DF.T @ (blocks @ DF)).todense())
+
+
+def _block_diag(C: np.ndarray) -> sp.csr_matrix:
+    e, n, _ = C.shape
+    base = (np.arange(e) * n)[:, None, None]
+    rows = np.broadcast_to(base + np.arange(n)[None, :, None], C.shape)
+    cols = np.broadcast_to(base + np.arange(n)[None, None, :], C.shape)
+    return sp.csr_matrix((C.reshape(-1), (rows.reshape(-1), cols.reshape(-1))),
+                         shape=(e * n, e * n))
+
+
+def element_operator(rows_to_z: sp.csr_matrix, elems: np.ndarray, grads: np.ndarray
+                     ) -> sp.csr_matrix:
+    """D (E d, 4H): node gradients ``grads`` (E, n, d) of elements ``elems`` (E, n) composed
+    with the nodes' basis rows (P, 4H)."""
+    e, n, d = grads.shape
+    rows = (np.arange(e)[:, None, None] * d + np.arange(d)[None, None, :])
+    rows = np.broadcast_to(rows, grads.shape).reshape(-1)
+    cols = np.broadcast_to(elems[:, :, None], grads.shape).reshape(-1)
+    S = sp.csr_matrix((grads.reshape(-1), (rows, cols)), shape=(e * d, rows_to_z.shape[0]))
+    return (S @ rows_to_z).tocsr()
+
+
+def tetrahedra(nodes: np.ndarray, tets: np.ndarray, rows_to_z: sp.csr_matrix) -> Elements:
+    """Elements of a solid's tetrahedra; ``rows_to_z`` (K, 4H): the nodes' basis rows."""
+    x = nodes[tets]  # (E, 4, 3)
+    Dm = (x[:, 1:] - x[:, :1]).transpose(0, 2, 1)  # columns: edges from node 0
+    inv = np.linalg.inv(Dm)  # (E, 3, 3): row i -> gradient of node i + 1's coordinate
+    grads = np.concatenate([-inv.sum(axis=1, keepdims=True), inv], axis=1)  # (E, 4, 3)
+    vol = np.abs(np.linalg.det(Dm)) / 6.0
+    F0 = np.broadcast_to(np.eye(3), (len(tets), 3, 3)).copy()
+    return Elements(element_operator(rows_to_z, tets, grads), F0, vol)
+
+
+def triangles(vertices: np.ndarray, faces: np.ndarray, thickness: float,
+              rows_to_z: sp.csr_matrix) -> Elements:
+    """Elements of a sheet's triangles (degenerate ones dropped); F0 is each triangle's
+    orthonormal in-plane frame (3, 2)."""
+    x = vertices[faces]
+    e1, e2 = x[:, 1] - x[:, 0], x[:, 2] - x[:, 0]
+    n = np.cross(e1, e2)
+    area2 = np.linalg.norm(n, axis=1)
+    ok = area2 > 1e-12 * max(float(np.max(area2, initial=0.0)), 1e-30)
+    e1, e2, n, area2, faces = e1[ok], e2[ok], n[ok], area2[ok], faces[ok]
+    t1 = e1 / np.linalg.norm(e1, axis=1, keepdims=True)
+    t2 = np.cross(n / area2[:, None], t1)
+    frame = np.stack([t1, t2], axis=2)  # (E, 3, 2)
+    Dm = np.stack([np.einsum("eci,ec->ei", frame, e1), np.einsum("eci,ec->ei", frame, e2)],
+                  axis=2)  # (E, 2, 2): columns are the edges in the frame
+    inv = np.linalg.inv(Dm)
+    grads = np.concatenate([-inv.sum(axis=1, keepdims=True), inv], axis=1)  # (E, 3, 2)
+    return Elements(element_operator(rows_to_z, faces, grads), frame, 0.5 * area2 * thickness)
+
+
+class NeoHookean:
+    """Stable Neo-Hookean (Smith et al. 2018, as Simplicits): Psi = mu/2 (|F|^2 - 3)
+    - mu (J - 1) + lam'/2 (J - 1)^2, lam' = lam + mu so that small strains read as the
+    material's own Lamé constants."""
+
+    def __init__(self, material: SimMaterial):
+        self.mu, lam = lame(material)
+        self.lam = lam + self.mu
+
+    def energy_stress(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(E,) energy density and (E, 3, 3) first Piola stress."""
+        J = np.linalg.det(F)
+        cof = np.stack([np.cross(F[:, :, 1], F[:, :, 2]), np.cross(F[:, :, 2], F[:, :, 0]),
+                        np.cross(F[:, :, 0], F[:, :, 1])], axis=2)  # dJ/dF
+        psi = (0.5 * self.mu * (np.einsum("eij,eij->e", F, F) - 3) - self.mu * (J - 1)
+               + 0.5 * self.lam * (J - 1) ** 2)
+        P = self.mu * F + (self.lam * (J - 1) - self.mu)[:, None, None] * cof
+        return psi, P
+
+    def tangent(self, F0: np.ndarray) -> np.ndarray:
+        return _tangent(self.energy_stress, F0)
+
+
+class Membrane:
+    """A sheet's stretch: St. Venant-Kirchhoff in plane stress, Psi = mu |E|^2 +
+    lam/2 tr(E)^2 with E = (F^T F - I) / 2, F (3, 2)."""
+
+    def __init__(self, material: SimMaterial):
+        self.mu, self.lam = lame(material, plane_stress=True)
+
+    def energy_stress(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        E = 0.5 * (np.einsum("eci,ecj->eij", F, F) - np.eye(2))
+        tr = E[:, 0, 0] + E[:, 1, 1]
+        psi = self.mu * np.einsum("eij,eij->e", E, E) + 0.5 * self.lam * tr ** 2
+        S = 2 * self.mu * E + (self.lam * tr)[:, None, None] * np.eye(2)
+        return psi, F @ S
+
+    def tangent(self, F0: np.ndarray) -> np.ndarray:
+        return _tangent(self.energy_stress, F0)
+
+
+def _tangent(energy_stress, F0: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """(E, 3d, 3d) d vec(P) / d vec(F) at F0 by central differences (exact for the
+    quadratic part that matters at rest)."""
+    e, _, d = F0.shape
+    out = np.empty((e, 3 * d, 3 * d))
+    for k in range(3 * d):
+        dF = np.zeros((3, d))
+        dF[k // d, k % d] = eps
+        _, Pp = energy_stress(F0 + dF)
+        _, Pm = energy_stress(F0 - dF)
+        out[:, :, k] = ((Pp - Pm) / (2 * eps)).reshape(e, 3 * d)
+    return 0.5 * (out + out.transpose(0, 2, 1))
+
+
+@dataclass
+class Bending:
+    """Quadratic bending of a sheet: D/2 sum_v |(L x)_v - R_v (L X)_v|^2 / A_v, with the
+    cotangent Laplacian L, the vertices' areas A and the plate's rigidity
+    D = E t^3 / (12 (1 - nu^2)); R_v (each vertex's rotation, lagged a step) keeps a curved
+    rest shape at rest under any rigid motion."""
+
+    Lr: sp.csr_matrix  # (N, 4H): L composed with the vertices' basis rows
+    rest: np.ndarray  # (N, 3) L X
+    inv_area: np.ndarray  # (N,)
+    rigidity: float  # D, N m
+    Q: np.ndarray  # (4H, 4H) D Lr^T A^-1 Lr: the Hessian per coordinate
+
+    @classmethod
+    def build(cls, L: sp.spmatrix, area: np.ndarray, vertices: np.ndarray,
+              rows_to_z: sp.csr_matrix, material: SimMaterial, thickness: float) -> Bending:
+        rigidity = material.young * thickness ** 3 / (12 * (1 - material.poisson ** 2))
+        inv_area = 1.0 / np.maximum(area, 1e-30)
+        Lr = (L @ rows_to_z).tocsr()
+        Q = rigidity * np.asarray((Lr.T @ sp.diags(inv_area) @ Lr).todense())
+        return cls(Lr, np.asarray(L @ vertices), inv_area, rigidity, Q)
+
+    def energy_grad(self, Z: np.ndarray, R: np.ndarray) -> tuple[float, np.ndarray]:
+        """Energy and (4H, 3) gradient at Z, with the vertices' rotations R (N, 3, 3)."""
+        r = self.Lr @ Z + self.rest - np.einsum("vij,vj->vi", R, self.rest)
+        wr = r * self.inv_area[:, None]
+        return 0.5 * self.rigidity * float(np.sum(r * wr)), self.rigidity * (self.Lr.T @ wr)
+
+
+def smooth_solid(basis_points: np.ndarray, weights: sp.csr_matrix, centres: np.ndarray,
+                 at: np.ndarray, volume: np.ndarray, k: int = 16) -> Elements:
+    """Cubature points ``at`` (E, 3) of a solid, each standing for ``volume`` (E,), with the
+    deformation gradient of the smooth handle field itself: dF = sum_h w_h A_h +
+    (A_h (X - c_h) + t_h) grad w_h^T, the weights' gradients fitted by moving least squares
+    (linear, Gaussian) over the ``k`` nearest basis points. Unlike linear tetrahedra, two
+    or three across a beam, this does not lock in bending."""
+    from scipy.spatial import cKDTree
+
+    dist, near = cKDTree(basis_points).query(at, k=k)
+    h = np.maximum(dist[:, -1:], 1e-12)
+    g = np.exp(-2.0 * (dist / h) ** 2)  # (E, k)
+    rel = basis_points[near] - at[:, None, :]  # (E, k, 3)
+    X = np.concatenate([np.ones((*near.shape, 1)), rel], axis=2)  # (E, k, 4)
+    XtW = X.transpose(0, 2, 1) * g[:, None, :]
+    coef = np.linalg.solve(XtW @ X + 1e-12 * np.eye(4), XtW)  # (E, 4, k): value, gradient
+    e = len(at)
+    rows = np.repeat(np.arange(e), k)
+    val_op = sp.csr_matrix((coef[:, 0].reshape(-1), (rows, near.reshape(-1))),
+                           shape=(e, len(basis_points)))
+    w = (val_op @ weights).tocoo()  # (E, H) weights at the points (MLS values)
+    grads = [(sp.csr_matrix((coef[:, 1 + j].reshape(-1), (rows, near.reshape(-1))),
+                            shape=(e, len(basis_points))) @ weights) for j in range(3)]
+    data, r_idx, c_idx = [], [], []
+    for j in range(3):  # row (p, j) of D
+        gj = grads[j].tocoo()
+        rel_c = at[gj.row] - centres[gj.col]  # (nnz, 3)
+        for i in range(3):  # (X - c_h)_i d_j w_h -> column 4h + i
+            data.append(rel_c[:, i] * gj.data)
+            r_idx.append(gj.row * 3 + j)
+            c_idx.append(4 * gj.col + i)
+        data.append(gj.data)  # t_h d_j w_h -> column 4h + 3
+        r_idx.append(gj.row * 3 + j)
+        c_idx.append(4 * gj.col + 3)
+        data.append(w.data)  # w_h A_h[c, j] -> column 4h + j
+        r_idx.append(w.row * 3 + j)
+        c_idx.append(4 * w.col + j)
+    D = sp.csr_matrix((np.concatenate(data), (np.concatenate(r_idx), np.concatenate(c_idx))),
+                      shape=(3 * e, 4 * len(centres)))
+    D.sum_duplicates()
+    F0 = np.broadcast_to(np.eye(3), (e, 3, 3)).copy()
+    return Elements(D, F0, np.asarray(volume, np.float64))

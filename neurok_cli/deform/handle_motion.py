@@ -1,0 +1,563 @@
+"""Motion in the object's own shape space: implicit Euler over affine handle coordinates with
+the material's energy (docs/design.md, "The object's own shape space").
+
+Each step minimizes the incremental potential of the handle coordinates ``Z`` (4H, 3)
+(Simplicits' choice): inertia ``|Z - Z~|^2_M / 2h^2``, elastic and bending energy, Rayleigh
+damping, ground contact (a penalty on the surface's vertices, with lagged, smoothed Coulomb
+friction as IPC writes it) and pins (springs holding their vertices where they start); air
+drag and wind act on the surface's vertices, lagged a step. The minimizer is L-BFGS
+preconditioned by the rest Hessian turned by each handle's rotation, factored afresh only
+when the contact set changes or the rotations have moved on: the reduced system has a few
+hundred coordinates, so a factorization costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
+
+from ..data.geometry import face_normals
+from ..errors import UsageError
+from ..scenario.conditions import SimMaterial, pinned_by, select_region
+from ..scenario.mass import AIR_DENSITY, DRAG, total_mass
+from .body import vertex_areas
+from .elastic import (
+    Bending,
+    Elements,
+    Membrane,
+    NeoHookean,
+    smooth_solid,
+    tetrahedra,
+    triangles,
+)
+from .handles import HandleBasis, affine_coords, build_basis, mesh_edges
+from .motion import Motion, MotionConfig
+
+PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
+GUST_HZ = 0.7  # the wind's gust frequency (as the engine's)
+MAX_STEP = 1 / 240  # s: the longest implicit step (fewer: more numerical damping)
+ITERATIONS = 16  # L-BFGS iterations per step, at most
+HISTORY = 6  # L-BFGS pairs kept within a step
+SLIP = 1e-3  # m/s: friction's smoothing speed (below it, static friction creeps)
+SHELL = 0.05  # an open "solid": a shell this fraction of its size thick
+HANDLES = {"soft": 24, "cloth": 64, "beam": 16}  # beams add handles along their length
+
+
+@dataclass
+class Mechanics:
+    """An object's reduced mechanics: the basis, masses and energies (metres, +Y up)."""
+
+    basis: HandleBasis
+    vertex_rows: sp.csr_matrix  # (N, 4H): the surface's vertices
+    mass_rows: sp.csr_matrix  # (P, 4H): the points that carry mass
+    point_mass: np.ndarray  # (P,) kg
+    M: np.ndarray  # (4H, 4H) mass per coordinate
+    elements: Elements
+    law: NeoHookean | Membrane
+    bending: Bending | None
+    K0: np.ndarray  # (12H, 12H) elastic rest Hessian (bending's is in ``bending.Q``)
+    areas: np.ndarray  # (N,) the vertices' area shares, m^2
+    mass_total: float
+    solid: bool  # tetrahedra inside (else: the surface as a sheet or shell)
+    held: np.ndarray  # (n,) the pinned points among ``basis.points`` (vertices and nodes)
+
+    @property
+    def dims(self) -> int:
+        return self.M.shape[0] * 3
+
+
+def handle_count(category: str, vertices: np.ndarray) -> int:
+    """Handles by category; a beam adds two per unit of its slenderness (its first bending
+    modes need several along its length)."""
+    if category != "beam":
+        return HANDLES.get(category, 24)
+    ext = np.sort(np.ptp(vertices, axis=0))
+    return int(min(64, HANDLES["beam"] + 3 * math.ceil(ext[2] / max(ext[1], 1e-9))))
+
+
+def _winding(points, vertices, faces):
+    import igl
+
+    return igl.fast_winding_number(np.ascontiguousarray(vertices, np.float64),
+                                   np.ascontiguousarray(faces, np.int64),
+                                   np.ascontiguousarray(points, np.float64))
+
+
+def _solid(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A tetrahedral lattice inside a closed surface (about 2-6k tetrahedra, at least two
+    cubes across its thinnest side), or None where the surface holds no volume."""
+    from ..sim.lattice import lattice
+
+    ext = np.sort(np.ptp(vertices, axis=0))
+    cells = int(min(48, max(10, math.ceil(2.5 * ext[2] / max(ext[0], 1e-9)))))
+    try:
+        return lattice(vertices, faces, cells, winding=_winding)
+    except UsageError:
+        return None
+
+
+def pin_groups(pinned: np.ndarray, faces: np.ndarray, most: int = 16) -> list[np.ndarray]:
+    """The pinned vertices (N,) bool as connected regions (over the mesh's edges), one
+    handle each; scattered pins beyond ``most`` regions share one."""
+    idx = np.flatnonzero(pinned)
+    if not len(idx):
+        return []
+    e = mesh_edges(faces)
+    e = e[pinned[e[:, 0]] & pinned[e[:, 1]]]
+    n = len(pinned)
+    graph = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    _, label = connected_components(graph, directed=False)
+    parts = [idx[label[idx] == c] for c in np.unique(label[idx])]
+    return parts if len(parts) <= most else [idx]
+
+
+def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
+                    material: SimMaterial, handles: int | None = None,
+                    stiffness: float = 1.0, pinned: np.ndarray | None = None) -> Mechanics:
+    """The handle basis and energies of a surface (N, 3) metres: a lattice of tetrahedra
+    inside a closed solid, else the surface (cloth at the material's thickness; an open
+    solid as a shell SHELL x its size thick). ``pinned`` (N,) bool: vertices held, each
+    connected region of them one handle of its own."""
+    v = np.asarray(vertices, np.float64)
+    f = np.asarray(faces, np.int64)
+    n = len(v)
+    groups = pin_groups(pinned, f) if pinned is not None else []
+    law_material = SimMaterial(**{**material.__dict__, "young": material.young * stiffness})
+    count = handles or handle_count(category, v)
+    areas = vertex_areas(v, f)
+    mass_total = total_mass(v, f, category, material)
+    inner = None if category == "cloth" else _solid(v, f)
+    if inner is not None:
+        nodes, tets = inner
+        points = np.concatenate([v, nodes])
+        edges = np.concatenate([mesh_edges(f), n + mesh_edges(tets)])
+        groups = _with_nodes(groups, v, nodes)
+        basis = build_basis(points, edges, count, candidates=np.arange(n, len(points)),
+                            groups=groups)
+        node_rows = basis.rows(np.arange(n, len(points)))
+        tet_volume = tetrahedra(nodes, tets, node_rows).measure
+        elements = smooth_solid(points, basis.weights, basis.centres,
+                                nodes[tets].mean(axis=1), tet_volume)
+        point_mass = np.zeros(len(nodes))
+        np.add.at(point_mass, tets.reshape(-1), np.repeat(tet_volume / 4, 4))
+        mass_rows, law, bending = node_rows, NeoHookean(law_material), None
+    else:
+        thick = material.thickness if category == "cloth" else SHELL * float(np.ptp(v, 0).max())
+        basis = build_basis(v, mesh_edges(f), count, groups=groups)
+        mass_rows = basis.rows()
+        elements = triangles(v, f, thick, mass_rows)
+        point_mass = areas.copy()
+        law = Membrane(law_material)
+        bending = _bending(v, f, areas, mass_rows, law_material, thick)
+    point_mass *= mass_total / max(point_mass.sum(), 1e-30)
+    M = np.asarray((mass_rows.T @ sp.diags(point_mass) @ mass_rows).todense())
+    M += 1e-9 * np.trace(M) / len(M) * np.eye(len(M))  # a handle no mass reaches
+    return Mechanics(basis=basis, vertex_rows=basis.rows(np.arange(n)), mass_rows=mass_rows,
+                     point_mass=point_mass, M=M, elements=elements, law=law, bending=bending,
+                     K0=elements.stiffness(law.tangent), areas=areas, mass_total=mass_total,
+                     solid=inner is not None,
+                     held=np.concatenate(groups) if groups else np.zeros(0, np.int64))
+
+
+def _with_nodes(groups: list[np.ndarray], v: np.ndarray, nodes: np.ndarray
+                ) -> list[np.ndarray]:
+    """The pinned regions with the lattice nodes whose nearest vertex they pin: the
+    material under a pinned surface is held with it (indices into vertices, then nodes)."""
+    if not groups:
+        return groups
+    owner = np.full(len(v), -1)
+    for i, g in enumerate(groups):
+        owner[g] = i
+    _, near = cKDTree(v).query(nodes)
+    return [np.concatenate([g, len(v) + np.flatnonzero(owner[near] == i)])
+            for i, g in enumerate(groups)]
+
+
+def _bending(v, f, areas, rows, material, thickness) -> Bending:
+    import igl
+
+    L = igl.cotmatrix(np.ascontiguousarray(v), np.ascontiguousarray(f))
+    return Bending.build(L, areas, v, rows, material, thickness)
+
+
+def _free_directions(rows: sp.csr_matrix, n: int) -> np.ndarray:
+    """(n, r) orthonormal directions of a handle coordinate column that leave the pinned
+    vertices (their basis ``rows``) where they are: the null space of the rows."""
+    if rows.shape[0] == 0:
+        return np.eye(n)
+    _, s, vt = np.linalg.svd(rows.toarray(), full_matrices=True)
+    rank = int((s > 1e-6 * s[0]).sum())
+    if rank >= n:
+        raise UsageError("the pins hold every part of the object: nothing is left to move")
+    return vt[rank:].T
+
+
+def _skew(w: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+def _polar(F: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotations nearest the (n, 3, 3) matrices F."""
+    U, _, Vt = np.linalg.svd(F)
+    R = U @ Vt
+    flip = np.linalg.det(R) < 0
+    if flip.any():
+        U[flip, :, 2] *= -1
+        R[flip] = U[flip] @ Vt[flip]
+    return R
+
+
+class _Step:
+    """One object's implicit steps: the incremental potential, its minimizer and the
+    forces and contacts it needs (arrays in Z's layout (4H, 3))."""
+
+    def __init__(self, mech: Mechanics, v: np.ndarray, faces: np.ndarray, cfg: MotionConfig,
+                 h: float):
+        cond = cfg.conditions
+        self.mech, self.v, self.faces, self.h = mech, v, faces, h
+        self.size = float(np.ptp(v, axis=0).max())
+        g = np.asarray(cond.gravity, np.float64)
+        gmag = max(float(np.linalg.norm(g)), 9.81)
+        self.gravity = mech.mass_rows.T @ (mech.point_mass[:, None] * g[None, :])  # (4H, 3)
+        share = mech.mass_total * mech.areas / max(mech.areas.sum(), 1e-30)
+        self.k_contact = 16 * share * gmag / (PENETRATION * self.size) if cond.ground else None
+        self.friction = float(cond.friction)
+        self.beta = cfg.material.damping * cfg.damping_scale
+        pinned = pinned_by(cond.pins, v) if cond.pins else np.zeros(len(v), bool)
+        self.pins = np.flatnonzero(pinned)
+        self.N = _free_directions(mech.basis.rows(mech.held), len(mech.M))
+        self.wind = np.asarray(cond.wind, np.float64)
+        self.gust = float(cond.gust)
+        self.closed = mech.solid
+        self.air = 0.5 * AIR_DENSITY * DRAG if cfg.still_air or self.wind.any() else 0.0
+        self.rows_y = mech.vertex_rows
+        self.R_handles = np.broadcast_to(np.eye(3), (mech.basis.handles, 3, 3)).copy()
+        self.R_vertices = np.broadcast_to(np.eye(3), (len(v), 3, 3)).copy()
+        self.factor = None
+        self.factor_key = None
+        self.steps_since = 0
+
+    # -- forces and energies -------------------------------------------------------------
+
+    def positions(self, Z: np.ndarray) -> np.ndarray:
+        return self.v + self.mech.vertex_rows @ Z
+
+    def air_force(self, x: np.ndarray, xdot: np.ndarray, t: float) -> np.ndarray:
+        """(N, 3) air pressure on the vertices (wind with its gusts, and still air)."""
+        if self.air == 0.0:
+            return np.zeros_like(x)
+        fn = face_normals(x, self.faces)
+        normal = np.zeros_like(x)
+        area = np.linalg.norm(np.cross(x[self.faces[:, 1]] - x[self.faces[:, 0]],
+                                       x[self.faces[:, 2]] - x[self.faces[:, 0]]), axis=1) / 2
+        for c in range(3):
+            np.add.at(normal, self.faces[:, c], fn * area[:, None] / 3)
+        a = np.linalg.norm(normal, axis=1)
+        n = normal / np.maximum(a, 1e-30)[:, None]
+        wind = self.wind * (1.0 + self.gust * math.sin(2 * math.pi * GUST_HZ * t))
+        vn = np.einsum("ic,ic->i", wind[None, :] - xdot, n)
+        press = -np.minimum(vn, 0.0) ** 2 if self.closed else vn * np.abs(vn)
+        return (self.air * press * a)[:, None] * n
+
+    def rotations(self, Z: np.ndarray) -> None:
+        """Each handle's and each vertex's rotation at ``Z`` (for the lagged terms)."""
+        H = self.mech.basis.handles
+        A = Z.reshape(H, 4, 3)[:, :3, :].transpose(0, 2, 1)  # (H, 3, 3): A_h
+        self.R_handles = _polar(np.eye(3) + A)
+        if self.mech.bending is not None:
+            Fv = np.eye(3) + (self.mech.basis.weights[: len(self.v)] @ A.reshape(H, 9)
+                              ).reshape(-1, 3, 3)
+            self.R_vertices = _polar(Fv)
+
+    def potential(self, Z, Zn, Zt, yn, lam, need_grad=True):
+        """The incremental potential at Z and its gradient (4H, 3)."""
+        mech, h = self.mech, self.h
+        dZ = Z - Zt
+        MdZ = mech.M @ dZ
+        val = 0.5 * float(np.sum(dZ * MdZ)) / h ** 2
+        grad = MdZ / h ** 2
+        F = mech.elements.gradients(Z)
+        psi, Pk = mech.law.energy_stress(F)
+        val += float(np.dot(mech.elements.measure, psi))
+        grad = grad + mech.elements.pull(Pk)
+        if mech.bending is not None:
+            eb, gb = mech.bending.energy_grad(Z, self.R_vertices)
+            val += eb
+            grad = grad + gb
+        if self.beta > 0:  # Rayleigh damping, the rest stiffness turned by the handles
+            s = (Z - Zn).reshape(-1)
+            Ks = self._turn(mech.K0 @ self._turn(s, inverse=True))
+            val += 0.5 * self.beta / h * float(s @ Ks)
+            grad = grad + (self.beta / h) * Ks.reshape(-1, 3)
+        if self.k_contact is not None:
+            y = self.v[:, 1] + self.rows_y @ Z[:, 1]
+            pen = np.minimum(y, 0.0)
+            val += 0.5 * float(np.sum(self.k_contact * pen * pen))
+            gy = self.rows_y.T @ (self.k_contact * pen)
+            grad = grad.copy()
+            grad[:, 1] += gy
+            if lam is not None and self.friction > 0:
+                act = lam > 0
+                du = self.rows_y[act] @ (Z - Zn)
+                ut = du[:, [0, 2]]
+                s_t = np.linalg.norm(ut, axis=1)
+                eps = SLIP * h
+                lo = s_t < eps
+                f0 = np.where(lo, -s_t ** 3 / (3 * eps ** 2) + s_t ** 2 / eps + eps / 3, s_t)
+                f1 = np.where(lo, -s_t ** 2 / eps ** 2 + 2 * s_t / eps, 1.0)
+                mul = self.friction * lam[act]
+                val += float(np.sum(mul * f0))
+                coef = mul * f1 / np.maximum(s_t, 1e-30)
+                ft = np.zeros((int(act.sum()), 3))
+                ft[:, 0], ft[:, 2] = coef * ut[:, 0], coef * ut[:, 1]
+                grad = grad + self.rows_y[act].T @ ft
+        return val, grad
+
+    def _turn(self, s: np.ndarray, inverse: bool = False) -> np.ndarray:
+        """Apply (or undo) each handle's rotation to the rows of Z: T s or T^T s."""
+        H = self.mech.basis.handles
+        z = s.reshape(H, 4, 3)
+        R = self.R_handles.transpose(0, 2, 1) if inverse else self.R_handles
+        return np.einsum("hij,hkj->hki", R, z).reshape(-1)
+
+    # -- the preconditioner --------------------------------------------------------------
+
+    def _factor(self, active: np.ndarray, lam: np.ndarray | None) -> None:
+        mech, h = self.mech, self.h
+        H4 = mech.M.shape[0]
+        Rr = np.repeat(self.R_handles, 4, axis=0)  # (4H, 3, 3): each row of Z's rotation
+        A = np.einsum("kab,kbld->kald", Rr, mech.K0.reshape(H4, 3, H4, 3))
+        A = (1.0 + self.beta / h) * np.einsum("kald,lcd->kalc", A, Rr).reshape(3 * H4, 3 * H4)
+        iso = mech.M / h ** 2
+        if mech.bending is not None:
+            iso = iso + mech.bending.Q
+        A += np.kron(iso, np.eye(3))
+        if self.k_contact is not None and active.any():
+            rows = self.rows_y[active]
+            Ky = np.asarray((rows.T @ sp.diags(self.k_contact[active]) @ rows).todense())
+            A[1::3, 1::3] += Ky
+            if lam is not None and self.friction > 0:
+                kf = self.friction * lam[active] / (SLIP * h)
+                Kf = np.asarray((rows.T @ sp.diags(kf) @ rows).todense())
+                A[0::3, 0::3] += Kf
+                A[2::3, 2::3] += Kf
+        r = self.N.shape[1]
+        if r < H4:
+            A = np.tensordot(self.N.T, A.reshape(H4, 3, H4, 3), axes=(1, 0))  # (r, 3, H4, 3)
+            A = np.tensordot(A, self.N, axes=(2, 0)).transpose(0, 1, 3, 2)  # (r, 3, r, 3)
+        self.factor = sla.cho_factor(A.reshape(3 * r, 3 * r), lower=False, check_finite=False)
+
+    def solve(self, g: np.ndarray) -> np.ndarray:
+        """The preconditioner's solve of a gradient in the free directions (r, 3)."""
+        return sla.cho_solve(self.factor, g.reshape(-1), check_finite=False).reshape(-1, 3)
+
+    def constrain(self, V: np.ndarray) -> np.ndarray:
+        """Velocities (4H, 3) with the pins' share removed (the mass-nearest that keeps the
+        pinned vertices still)."""
+        if self.N.shape[1] == len(self.N):
+            return V
+        MN = self.mech.M @ self.N
+        return self.N @ np.linalg.solve(self.N.T @ MN, MN.T @ V)
+
+    # -- one step ------------------------------------------------------------------------
+
+    def step(self, Z: np.ndarray, V: np.ndarray, t: float, x: np.ndarray, xdot: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, dict]:
+        """Z, V one step on from time t (x, xdot: the vertices now) -> (Z, V, figures)."""
+        mech, h = self.mech, self.h
+        f_air = self.air_force(x, xdot, t)
+        f_ext = self.gravity + mech.vertex_rows.T @ f_air
+        Zt = Z + h * V + h * h * np.linalg.solve(mech.M, f_ext)
+        lam, active = None, np.zeros(len(self.v), bool)
+        if self.k_contact is not None:
+            y = x[:, 1]
+            active = y < PENETRATION * self.size * 0.5
+            lam = self.k_contact * np.maximum(-y, 0.0)
+        key = active.tobytes()
+        self.rotations(Z)
+        if self.factor is None or key != self.factor_key or self.steps_since >= 8:
+            self._factor(active, lam)
+            self.factor_key, self.steps_since = key, 0
+        self.steps_since += 1
+        Znew, iters = self._minimize(Z, Zt, lam)
+        Vnew = (Znew - Z) / h
+        xnew = self.positions(Znew)
+        return Znew, Vnew, {"iters": iters, "air_work": float(np.sum(f_air * (xnew - x))),
+                            "dissipated": self._dissipated(Znew, Z, xnew - x, lam)}
+
+    def _dissipated(self, Z, Zn, dx, lam) -> float:
+        """The energy damping and friction took this step (J)."""
+        s = (Z - Zn).reshape(-1)
+        out = self.beta / self.h * float(s @ self._turn(self.mech.K0 @ self._turn(
+            s, inverse=True)))
+        if lam is not None and self.friction > 0:
+            out += float(np.sum(self.friction * lam * np.linalg.norm(dx[:, [0, 2]], axis=1)))
+        return out
+
+    def _minimize(self, Zn: np.ndarray, Zt: np.ndarray, lam) -> tuple[np.ndarray, int]:
+        """The potential's minimum over the free directions Z = N Y, from the inertial
+        guess (projected onto them) -> (Z, iterations)."""
+        yn, N = None, self.N
+        Y = N.T @ Zt  # N's columns are orthonormal
+        val, gz = self.potential(N @ Y, Zn, Zt, yn, lam)
+        g = N.T @ gz
+        s_hist, y_hist = [], []
+        scale = max(self.mech.mass_total * 9.81 * self.size, 1e-12) * 1e-10
+        for it in range(1, ITERATIONS + 1):
+            d = -self._two_loop(g, s_hist, y_hist)
+            slope = float(np.sum(g * d))
+            if -slope < scale:
+                return N @ Y, it - 1
+            alpha = 1.0
+            for _ in range(12):
+                Yc = Y + alpha * d
+                vc, gz = self.potential(N @ Yc, Zn, Zt, yn, lam)
+                if vc <= val + 1e-4 * alpha * slope:
+                    break
+                alpha *= 0.5
+            else:
+                return N @ Y, it
+            gc = N.T @ gz
+            s_hist.append(Yc - Y)
+            y_hist.append(gc - g)
+            if len(s_hist) > HISTORY:
+                s_hist.pop(0)
+                y_hist.pop(0)
+            Y, val, g = Yc, vc, gc
+        return N @ Y, ITERATIONS
+
+    def _two_loop(self, g, s_hist, y_hist):
+        q = g.copy()
+        alphas = []
+        for s, y in zip(reversed(s_hist), reversed(y_hist)):
+            sy = float(np.sum(s * y))
+            if sy <= 1e-300:
+                alphas.append(None)
+                continue
+            a = float(np.sum(s * q)) / sy
+            alphas.append((a, sy))
+            q = q - a * y
+        r = self.solve(q)
+        for (s, y), a in zip(zip(s_hist, y_hist), reversed(alphas)):
+            if a is None:
+                continue
+            b = float(np.sum(y * r)) / a[1]
+            r = r + s * (a[0] - b)
+        return r
+
+
+def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
+                  handles: int | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> Motion:
+    """Move ``vertices`` (N, 3) (metres, +Y up, where they start; the ground is y = 0) in
+    their own handle space; ``progress(done, total)`` after each frame."""
+    if cfg.samples != 1:
+        raise UsageError("the object's own shape space moves one sample; «samples» needs "
+                         "the learned space («space» learned)")
+    if cfg.start is not None:
+        raise UsageError("a fitted start needs the learned space («space» learned)")
+    clock = {"start": time.perf_counter()}
+    v = np.asarray(vertices, np.float64)
+    f = np.asarray(faces, np.int64)
+    pinned = pinned_by(cfg.conditions.pins, v) if cfg.conditions.pins else None
+    mech = build_mechanics(v, f, cfg.category, cfg.material, handles, cfg.stiffness, pinned)
+    clock["fit"] = time.perf_counter()
+    n_frames = int(np.floor(cfg.seconds * cfg.fps + 1e-9)) + 1
+    sub = max(1, math.ceil(1.0 / (cfg.fps * MAX_STEP)))
+    h = 1.0 / (cfg.fps * sub)
+    stepper = _Step(mech, v, f, cfg, h)
+    cond = cfg.conditions
+    centres = mech.basis.centres
+    com = (mech.point_mass @ mech.basis.points[-len(mech.point_mass):]) / mech.mass_total \
+        if mech.solid else (mech.point_mass @ v) / mech.mass_total
+    spin = np.asarray(cond.spin, np.float64)
+    V = affine_coords(_skew(spin), np.asarray(cond.velocity) - _skew(spin) @ com, centres)
+    V = stepper.constrain(V)
+    Z = np.zeros_like(V)
+    pushes = sorted(cond.impulses, key=lambda i: i.time)
+    frames = np.empty((1, n_frames, len(v), 3))
+    energy = {k: np.zeros((n_frames, 1)) for k in
+              ("kinetic", "potential", "dissipated", "work", "total")}
+    x = v.copy()
+    xdot = mech.vertex_rows @ V
+    frames[0, 0] = x
+    work, lost, steps, iters = 0.0, 0.0, 0, 0
+    _energies(stepper, Z, V, energy, 0, 0.0, 0.0)
+    for fi in range(1, n_frames):
+        for s in range(sub):
+            t = ((fi - 1) * sub + s) * h
+            while pushes and pushes[0].time <= t + 1e-12:
+                V = stepper.constrain(V + _push(mech, v, pushes.pop(0)))
+                xdot = mech.vertex_rows @ V
+            Z, V, fig = stepper.step(Z, V, t, x, xdot)
+            if not np.isfinite(Z).all():
+                raise FloatingPointError(f"the motion diverged at {t:.3f} s")
+            x = stepper.positions(Z)
+            xdot = mech.vertex_rows @ V
+            work += fig["air_work"]
+            lost += fig["dissipated"]
+            steps += 1
+            iters += fig["iters"]
+        frames[0, fi] = x
+        _energies(stepper, Z, V, energy, fi, work, lost)
+        if progress is not None:
+            progress(fi, n_frames - 1)
+    clock["integrate"] = time.perf_counter()
+    if cfg.conditions.ground:
+        lowest = float(frames[0, :, :, 1].min())
+    else:
+        lowest = 0.0
+    stats = {"vertices": len(v), "driving_points": len(v), "dynamics_points":
+             len(mech.point_mass), "latent_dims": mech.dims, "reduced_dims": mech.dims,
+             "handles": mech.basis.handles, "elements": len(mech.elements.measure),
+             "solid": mech.solid, "springs": 0, "mass_kg": mech.mass_total,
+             "size_m": stepper.size, "fit_residual": 0.0, "run_residual": 0.0,
+             "strain_limit": None, "strain_sweeps": 0, "steps": steps, "step_s": h,
+             "iterations": iters / max(steps, 1), "latent_peak": 0.0,
+             "lifted": max(-lowest, 0.0) / stepper.size,
+             "pins": ({"vertices": len(stepper.pins), "points": len(stepper.pins),
+                       "hold": "fixed"} if cond.pins else None),
+             "singular_values": [],
+             "time": {"encode": 0.0, "fit": clock["fit"] - clock["start"],
+                      "integrate": clock["integrate"] - clock["fit"], "decode": 0.0}}
+    return Motion(frames=frames, energy=energy, stats=stats)
+
+
+def _push(mech: Mechanics, v: np.ndarray, push) -> np.ndarray:
+    """The jump of the handle velocities a push gives: the momentum of the region's share
+    of the mass at the push's velocity, spread by the mass matrix."""
+    mask = select_region(push.region, v)
+    if not mask.any():
+        raise UsageError(f"region '{push.region}' selects no vertex of the mesh")
+    share = mech.mass_total * mech.areas * mask / max(mech.areas[mask].sum(), 1e-30)
+    share *= mech.areas[mask].sum() / max(mech.areas.sum(), 1e-30)
+    p = mech.vertex_rows.T @ (share[:, None] * np.asarray(push.velocity)[None, :])
+    return np.linalg.solve(mech.M, p)
+
+
+def _energies(stepper: _Step, Z, V, energy, fi: int, work: float, lost: float) -> None:
+    """Frame ``fi``'s kinetic and potential energy (elastic, bending, gravity, contact and
+    pin springs), and the work and losses so far; the total's drift is what the implicit
+    steps took beyond damping and friction."""
+    mech = stepper.mech
+    kin = 0.5 * float(np.sum(V * (mech.M @ V)))
+    psi, _ = mech.law.energy_stress(mech.elements.gradients(Z))
+    pot = float(np.dot(mech.elements.measure, psi)) - float(np.sum(stepper.gravity * Z))
+    if mech.bending is not None:
+        pot += mech.bending.energy_grad(Z, stepper.R_vertices)[0]
+    if stepper.k_contact is not None:
+        y = np.minimum(stepper.v[:, 1] + mech.vertex_rows @ Z[:, 1], 0.0)
+        pot += 0.5 * float(np.sum(stepper.k_contact * y * y))
+    energy["kinetic"][fi, 0] = kin
+    energy["potential"][fi, 0] = pot
+    energy["work"][fi, 0] = work
+    energy["dissipated"][fi, 0] = lost
+    energy["total"][fi, 0] = kin + pot + lost - work

@@ -1,0 +1,200 @@
+"""An object's own shape space: affine handles with smooth weights over its material, built at
+load from the mesh alone (docs/design.md, "The object's own shape space").
+
+Each handle h is an affine map: a point X moves to ``X + sum_h w_h(X) (A_h (X - c_h) + t_h)``,
+where ``c_h`` is the handle's rest centre and ``w`` a partition of unity. Every point moves
+linearly in the handle coordinates, so the mass matrix is constant, and an affine (so rigid)
+motion of the whole object is exact. Steps:
+
+- the material's points: the surface's vertices, and for a solid the nodes of a tetrahedral
+  lattice inside it (``sim/lattice.py``), joined in one graph (mesh edges, the lattice's edges
+  and each point's nearest neighbours; separate parts joined at their closest points);
+- handle centres by farthest-point sampling in graph distance (geodesic through the
+  material, so the two sides of a thin gap do not share a handle);
+- weights: Gaussians of the graph distance to each handle (width a fraction of the spacing
+  the sampling reached), the ``TOP`` largest kept per point and normalized to sum to one.
+
+Coordinates are stored as ``Z`` (4H, 3): rows ``4h..4h+2`` hold ``A_h`` transposed and row
+``4h+3`` holds ``t_h``; displacements are ``Phi @ Z`` for the (P, 4H) sparse ``Phi`` of the
+points (``basis_rows``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components, dijkstra
+from scipy.spatial import cKDTree
+
+TOP = 4  # handles that move a point
+WIDTH = 0.6  # Gaussian width, x the spacing the farthest-point sampling reached
+NEIGHBOURS = 8  # graph edges from each point to its nearest ones
+
+
+@dataclass
+class HandleBasis:
+    """Smooth weights of ``H`` affine handles over the material's points (metres)."""
+
+    points: np.ndarray  # (P, 3) rest points: the surface's vertices first, then inner nodes
+    weights: sp.csr_matrix  # (P, H) non-negative, rows sum to one, at most TOP per row
+    centres: np.ndarray  # (H, 3) handle rest centres
+    spacing: float  # graph distance between neighbouring handles, m
+
+    @property
+    def handles(self) -> int:
+        return len(self.centres)
+
+    def rows(self, index: np.ndarray | None = None, at: np.ndarray | None = None
+             ) -> sp.csr_matrix:
+        """(n, 4H) map from ``Z`` to the displacements of points ``index`` (all: None), at
+        rest positions ``at`` (default: their own)."""
+        w = self.weights if index is None else self.weights[index]
+        x = self.points if index is None else self.points[index]
+        return basis_rows(w.tocoo(), x if at is None else at, self.centres)
+
+
+def basis_rows(w: sp.coo_matrix, x: np.ndarray, centres: np.ndarray) -> sp.csr_matrix:
+    """(n, 4H) rows ``kron(w_i, [x_i - c_h, 1])`` of weights ``w`` (n, H) at points x (n, 3)."""
+    rel = x[w.row] - centres[w.col]  # (nnz, 3)
+    vals = np.concatenate([w.data[:, None] * rel, w.data[:, None]], axis=1)  # (nnz, 4)
+    rows = np.repeat(w.row, 4)
+    cols = (4 * w.col[:, None] + np.arange(4)).reshape(-1)
+    return sp.csr_matrix((vals.reshape(-1), (rows, cols)),
+                         shape=(w.shape[0], 4 * w.shape[1]))
+
+
+def identity_coords(centres: np.ndarray) -> np.ndarray:
+    """``Z`` (4H, 3) of the displacement ``x -> x`` (every handle the identity less one):
+    ``Phi @ (Z_R)`` for ``Z_R = affine_coords(R - I, ...)`` rotates the object."""
+    return affine_coords(np.eye(3), np.zeros(3), centres)
+
+
+def affine_coords(a: np.ndarray, t: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """``Z`` (4H, 3) of the displacement field ``u(x) = a x + t`` (a (3, 3), t (3,)): every
+    handle carries it, so any partition of unity reproduces it exactly."""
+    z = np.zeros((len(centres), 4, 3))
+    z[:, :3, :] = a.T
+    z[:, 3, :] = centres @ a.T + t
+    return z.reshape(-1, 3)
+
+
+def material_graph(points: np.ndarray, edges: np.ndarray) -> sp.csr_matrix:
+    """Symmetric graph of ``points`` with Euclidean edge lengths: the given ``edges`` (E, 2)
+    and each point's NEIGHBOURS nearest, separate parts joined at their closest points."""
+    k = min(NEIGHBOURS + 1, len(points))
+    tree = cKDTree(points)
+    _, near = tree.query(points, k=k)
+    knn = np.stack([np.repeat(np.arange(len(points)), k - 1), near[:, 1:].reshape(-1)], 1)
+    pairs = np.concatenate([edges.reshape(-1, 2), knn])
+    for _ in range(64):  # each round joins every part to its nearest other part
+        graph = _graph(points, pairs)
+        n, label = connected_components(graph, directed=False)
+        if n == 1:
+            return graph
+        pairs = np.concatenate([pairs, _bridges(points, label, n)])
+    return _graph(points, pairs)
+
+
+def _graph(points: np.ndarray, pairs: np.ndarray) -> sp.csr_matrix:
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    length = np.linalg.norm(points[pairs[:, 0]] - points[pairs[:, 1]], axis=1)
+    length = np.maximum(length, 1e-12)  # a zero-length edge would read as no edge
+    n = len(points)
+    g = sp.coo_matrix((np.concatenate([length, length]),
+                       (np.concatenate([pairs[:, 0], pairs[:, 1]]),
+                        np.concatenate([pairs[:, 1], pairs[:, 0]]))), shape=(n, n)).tocsr()
+    g.sum_duplicates()
+    g.data = np.minimum(g.data, 1e300)
+    return g
+
+
+def _bridges(points: np.ndarray, label: np.ndarray, n: int) -> np.ndarray:
+    """One edge from each part but the largest to the closest point of another part."""
+    largest = np.bincount(label).argmax()
+    out = []
+    for part in range(n):
+        if part == largest:
+            continue
+        inside = np.flatnonzero(label == part)
+        others = np.flatnonzero(label != part)
+        d, j = cKDTree(points[others]).query(points[inside])
+        i = int(np.argmin(d))
+        out.append((inside[i], others[j[i]]))
+    return np.asarray(out, np.int64).reshape(-1, 2)
+
+
+def farthest_handles(graph: sp.csr_matrix, points: np.ndarray, count: int,
+                     candidates: np.ndarray | None = None,
+                     groups: list[np.ndarray] = ()) -> tuple[int, np.ndarray]:
+    """``count`` handles: one for each of ``groups`` (point indices), then points among
+    ``candidates`` (default: all) by farthest-point sampling in graph distance, starting
+    from the candidate farthest from the centroid (deterministic) -> (how many handles the
+    groups hold, distances (H, P) of each handle from its point or group)."""
+    cand = np.arange(len(points)) if candidates is None else np.asarray(candidates)
+    count = max(1, len(groups), min(count, len(cand) + len(groups)))
+    dist = [dijkstra(graph, directed=False, indices=g, min_only=True) for g in groups]
+    if dist:
+        nearest = np.min(np.stack(dist), axis=0)[cand]
+    else:
+        first = int(cand[np.argmax(np.linalg.norm(points[cand] - points.mean(axis=0),
+                                                  axis=1))])
+        dist.append(dijkstra(graph, directed=False, indices=first))
+        nearest = dist[0][cand].copy()
+    while len(dist) < count:
+        i = int(np.argmax(nearest))
+        if nearest[i] <= 0:
+            break
+        dist.append(dijkstra(graph, directed=False, indices=int(cand[i])))
+        nearest = np.minimum(nearest, dist[-1][cand])
+    return len(groups), np.stack(dist)
+
+
+def gaussian_weights(dist: np.ndarray, spacing: float, top: int | None = None
+                     ) -> sp.csr_matrix:
+    """(P, H) normalized Gaussians of the distances (H, P), the ``top`` largest per point."""
+    h, p = dist.shape
+    top = min(top or TOP, h)
+    sigma = max(WIDTH * spacing, 1e-12)
+    order = np.argsort(dist, axis=0)[:top]  # (top, P) the nearest handles of each point
+    d = np.take_along_axis(dist, order, axis=0)
+    w = np.exp(-0.5 * ((d - d[0:1]) / sigma) ** 2)  # relative to the nearest: no underflow
+    w /= w.sum(axis=0, keepdims=True)
+    cols = order.T.reshape(-1)
+    rows = np.repeat(np.arange(p), top)
+    out = sp.csr_matrix((w.T.reshape(-1), (rows, cols)), shape=(p, h))
+    out.eliminate_zeros()
+    return out
+
+
+def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
+                candidates: np.ndarray | None = None,
+                groups: list[np.ndarray] = ()) -> HandleBasis:
+    """The handle basis over ``points`` (P, 3), joined by ``edges`` (E, 2) (mesh and lattice
+    edges; nearest neighbours are added), with ``handles`` handles placed on ``candidates``
+    (default: any point; a solid's: its inner nodes, which carry its mass). Each of
+    ``groups`` (a pinned region's points) is one handle that alone moves its points, so
+    holding it holds them and no other handle: a clamp without a clamped neighbourhood."""
+    pts = np.asarray(points, np.float64)
+    graph = material_graph(pts, np.asarray(edges, np.int64))
+    held, dist = farthest_handles(graph, pts, handles, candidates, groups)
+    near = np.sort(dist, axis=0)
+    spacing = (float(np.median(near[1][np.isfinite(near[1])])) if len(dist) > 1
+               else float(np.ptp(pts, axis=0).max()))
+    weights = gaussian_weights(dist, spacing).tolil()
+    for h, g in enumerate(groups[:held]):
+        weights[g] = 0.0
+        weights[g, h] = 1.0
+    weights = weights.tocsr()
+    weights.eliminate_zeros()
+    centres = np.asarray(weights.T @ pts / np.maximum(weights.sum(axis=0).A1, 1e-30)[:, None])
+    return HandleBasis(points=pts, weights=weights, centres=centres, spacing=spacing)
+
+
+def mesh_edges(faces: np.ndarray) -> np.ndarray:
+    """(E, 2) unique undirected edges of triangles or tetrahedra."""
+    f = np.asarray(faces, np.int64)
+    k = f.shape[1]
+    e = np.concatenate([f[:, [i, j]] for i in range(k) for j in range(i + 1, k)])
+    return np.unique(np.sort(e, axis=1), axis=0)
