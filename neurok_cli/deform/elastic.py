@@ -18,6 +18,9 @@ import scipy.sparse as sp
 
 from ..scenario.conditions import SimMaterial
 
+DENSE = 0.05  # element operators this full (nonzeros / entries) are applied as dense arrays
+DENSE_MAX = 4_000_000  # ... when they have at most this many entries (32 MB)
+
 
 def lame(material: SimMaterial, plane_stress: bool = False) -> tuple[float, float]:
     """Lamé's (mu, lambda) of a material, Pa; plane stress for a sheet's membrane."""
@@ -37,14 +40,25 @@ class Elements:
     F0: np.ndarray  # (E, 3, d) rest deformation gradient (the identity, or a sheet's frame)
     measure: np.ndarray  # (E,) volume, m^3 (a sheet's: area x thickness)
 
+    def __post_init__(self):
+        # D as a dense array where that is the faster product (a smooth basis fills much
+        # of it); the integrator applies it several times a step
+        rows, cols = self.D.shape
+        self._apply = self.D
+        if self.D.nnz > DENSE * rows * cols and rows * cols <= DENSE_MAX:
+            self._apply = self.D.toarray()
+        self._apply_t = self._apply.T.copy() if isinstance(self._apply, np.ndarray) \
+            else self.D.T.tocsr()
+
     def gradients(self, Z: np.ndarray) -> np.ndarray:
         """(E, 3, d) deformation gradients at ``Z`` (4H, 3)."""
         e, _, d = self.F0.shape
-        return self.F0 + (self.D @ Z).reshape(e, d, 3).transpose(0, 2, 1)
+        return self.F0 + (self._apply @ Z).reshape(e, d, 3).transpose(0, 2, 1)
 
     def pull(self, P: np.ndarray) -> np.ndarray:
         """(4H, 3) gradient in Z of sum_e measure_e Psi(F_e) from the stresses P (E, 3, d)."""
-        return self.D.T @ (self.measure[:, None, None] * P).transpose(0, 2, 1).reshape(-1, 3)
+        return self._apply_t @ (self.measure[:, None, None] * P).transpose(0, 2, 1).reshape(
+            -1, 3)
 
     def stiffness(self, tangent) -> np.ndarray:
         """(12H, 12H) Hessian at rest, in ``Z.reshape(-1)``'s order, from ``tangent(F0)``
@@ -124,9 +138,8 @@ class NeoHookean:
 
     def energy_stress(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(E,) energy density and (E, 3, 3) first Piola stress."""
-        J = np.linalg.det(F)
-        cof = np.stack([np.cross(F[:, :, 1], F[:, :, 2]), np.cross(F[:, :, 2], F[:, :, 0]),
-                        np.cross(F[:, :, 0], F[:, :, 1])], axis=2)  # dJ/dF
+        cof = _cofactor(F)  # dJ/dF
+        J = np.einsum("ei,ei->e", F[:, :, 0], cof[:, :, 0])
         psi = (0.5 * self.mu * (np.einsum("eij,eij->e", F, F) - 3) - self.mu * (J - 1)
                + 0.5 * self.lam * (J - 1) ** 2)
         P = self.mu * F + (self.lam * (J - 1) - self.mu)[:, None, None] * cof
@@ -134,6 +147,18 @@ class NeoHookean:
 
     def tangent(self, F0: np.ndarray) -> np.ndarray:
         return _tangent(self.energy_stress, F0)
+
+
+def _cofactor(F: np.ndarray) -> np.ndarray:
+    """(E, 3, 3) cofactor matrices of F (E, 3, 3): column j is the cross product of F's
+    other two columns, so that det F = F[:, :, 0] . cof[:, :, 0]."""
+    a, b, c = F[:, :, 0], F[:, :, 1], F[:, :, 2]
+    out = np.empty_like(F)
+    for j, (u, w) in enumerate(((b, c), (c, a), (a, b))):
+        out[:, 0, j] = u[:, 1] * w[:, 2] - u[:, 2] * w[:, 1]
+        out[:, 1, j] = u[:, 2] * w[:, 0] - u[:, 0] * w[:, 2]
+        out[:, 2, j] = u[:, 0] * w[:, 1] - u[:, 1] * w[:, 0]
+    return out
 
 
 class Membrane:

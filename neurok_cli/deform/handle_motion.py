@@ -1,14 +1,16 @@
-"""Motion in the object's own shape space: implicit Euler over affine handle coordinates with
-the material's energy (docs/design.md, "The object's own shape space").
+"""Motion in the object's own shape space: BDF2 over affine handle coordinates with the
+material's energy (docs/design.md, "The object's own shape space").
 
 Each step minimizes the incremental potential of the handle coordinates ``Z`` (4H, 3)
-(Simplicits' choice): inertia ``|Z - Z~|^2_M / 2h^2``, elastic and bending energy, Rayleigh
-damping, ground contact (a penalty on the surface's vertices, with lagged, smoothed Coulomb
-friction as IPC writes it) and pins (springs holding their vertices where they start); air
-drag and wind act on the surface's vertices, lagged a step. The minimizer is L-BFGS
-preconditioned by the rest Hessian turned by each handle's rotation, factored afresh only
-when the contact set changes or the rotations have moved on: the reduced system has a few
-hundred coordinates, so a factorization costs milliseconds.
+(Simplicits' choice, with BDF2's step in place of implicit Euler's, which damps a swing
+several per cent a period at these steps): inertia ``|Z - Z~|^2_M / 2h'^2``, elastic and
+bending energy, Rayleigh damping, ground contact (a penalty on the surface's vertices near
+the ground, with lagged, smoothed Coulomb friction as IPC writes it) and pins (the handle
+directions that would move a pinned vertex are removed); air drag and wind act on the
+surface's vertices, lagged a step. The minimizer is L-BFGS preconditioned by the rest
+Hessian turned by each handle's rotation, with the contact's and friction's own, factored
+afresh when the contact set changes, while the object slides, or every few steps: the
+reduced system has a few hundred coordinates, so a factorization costs a millisecond.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from ..data.geometry import face_normals
 from ..errors import UsageError
 from ..scenario.conditions import SimMaterial, pinned_by, select_region
 from ..scenario.mass import AIR_DENSITY, DRAG, total_mass
@@ -43,11 +44,13 @@ from .motion import Motion, MotionConfig
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
 GUST_HZ = 0.7  # the wind's gust frequency (as the engine's)
-MAX_STEP = 1 / 240  # s: the longest implicit step (fewer: more numerical damping)
+MAX_STEP = 1 / 120  # s: the longest step (BDF2 damps a 2 Hz swing 0.2 % a period at it)
 ITERATIONS = 16  # L-BFGS iterations per step, at most
 HISTORY = 6  # L-BFGS pairs kept within a step
+TOLERANCE = 1e-7  # a step stops when its decrease is below this x m g size
 SLIP = 1e-3  # m/s: friction's smoothing speed (below it, static friction creeps)
 SHELL = 0.05  # an open "solid": a shell this fraction of its size thick
+REACH = 0.02  # the ground's candidates: vertices this x size above it (and their fall)
 HANDLES = {"soft": 24, "cloth": 64, "beam": 16}  # beams add handles along their length
 
 
@@ -215,6 +218,56 @@ def _polar(F: np.ndarray) -> np.ndarray:
     return R
 
 
+@dataclass
+class _Contact:
+    """One step's ground contact: a penalty on the candidate vertices' depth below y = 0 and
+    lagged, smoothed Coulomb friction (IPC's) on those that carried a normal force."""
+
+    index: np.ndarray  # (n,) the candidate vertices
+    rows: sp.csr_matrix  # (n, 4H) their basis rows
+    k: np.ndarray  # (n,) penalty stiffness, N/m
+    close: np.ndarray  # (n,) bool: touching, or nearly (the preconditioner's share)
+    friction: np.ndarray | None  # (n,) mu x the lagged normal force, N (None: frictionless)
+    slide: np.ndarray  # (n,) m: how far each slid along the ground in the step before
+
+    def __post_init__(self):
+        if self.friction is not None:
+            self.touching = self.friction > 0
+            self.rows_f = self.rows[self.touching]
+            self.friction = self.friction[self.touching]
+            self.slide = self.slide[self.touching]
+
+    def energy_grad(self, Z, Zn, y_rest, eps) -> tuple[float, np.ndarray]:
+        pen = np.minimum(y_rest + self.rows @ Z[:, 1], 0.0)
+        val = 0.5 * float(np.sum(self.k * pen * pen))
+        grad = np.zeros_like(Z)
+        grad[:, 1] = self.rows.T @ (self.k * pen)
+        if self.friction is not None and len(self.friction):
+            ut = (self.rows_f @ (Z - Zn))[:, [0, 2]]
+            s_t = np.linalg.norm(ut, axis=1)
+            lo = s_t < eps
+            f0 = np.where(lo, -s_t ** 3 / (3 * eps ** 2) + s_t ** 2 / eps + eps / 3, s_t)
+            f1 = np.where(lo, -s_t ** 2 / eps ** 2 + 2 * s_t / eps, 1.0)
+            val += float(np.sum(self.friction * f0))
+            coef = self.friction * f1 / np.maximum(s_t, 1e-30)
+            ft = np.zeros((len(s_t), 3))
+            ft[:, 0], ft[:, 2] = coef * ut[:, 0], coef * ut[:, 1]
+            grad += self.rows_f.T @ ft
+        return val, grad
+
+    def stiffness(self, eps) -> tuple[np.ndarray, np.ndarray | None]:
+        """(4H, 4H) Hessians of the penalty (vertical) and of friction (each horizontal
+        axis) over the close vertices, for the preconditioner."""
+        rows = self.rows[self.close]
+        Ky = np.asarray((rows.T @ sp.diags(self.k[self.close]) @ rows).todense())
+        if self.friction is None or not len(self.friction):
+            return Ky, None
+        s = np.maximum(self.slide, 1e-3 * eps)  # friction's curvature where it slid last
+        kf = self.friction * np.where(s < eps, 2 / eps - s / eps ** 2, 1 / s)
+        Kf = np.asarray((self.rows_f.T @ sp.diags(kf) @ self.rows_f).todense())
+        return Ky, Kf
+
+
 class _Step:
     """One object's implicit steps: the incremental potential, its minimizer and the
     forces and contacts it needs (arrays in Z's layout (4H, 3))."""
@@ -237,10 +290,15 @@ class _Step:
         self.wind = np.asarray(cond.wind, np.float64)
         self.gust = float(cond.gust)
         self.closed = mech.solid
+        nf = len(faces)  # each vertex's share of its faces' area vectors (a third of half)
+        self.corners = sp.csr_matrix((np.full(3 * nf, 1 / 6), (faces.reshape(-1), np.repeat(
+            np.arange(nf), 3))), shape=(len(v), nf))
         self.air = 0.5 * AIR_DENSITY * DRAG if cfg.still_air or self.wind.any() else 0.0
         self.rows_y = mech.vertex_rows
         self.R_handles = np.broadcast_to(np.eye(3), (mech.basis.handles, 3, 3)).copy()
         self.R_vertices = np.broadcast_to(np.eye(3), (len(v), 3, 3)).copy()
+        self.hh = h  # the implicit step: h (Euler's first step), 2h/3 (BDF2's)
+        self.previous = None  # (Z, V) a step back, for BDF2
         self.factor = None
         self.factor_key = None
         self.steps_since = 0
@@ -254,12 +312,8 @@ class _Step:
         """(N, 3) air pressure on the vertices (wind with its gusts, and still air)."""
         if self.air == 0.0:
             return np.zeros_like(x)
-        fn = face_normals(x, self.faces)
-        normal = np.zeros_like(x)
-        area = np.linalg.norm(np.cross(x[self.faces[:, 1]] - x[self.faces[:, 0]],
-                                       x[self.faces[:, 2]] - x[self.faces[:, 0]]), axis=1) / 2
-        for c in range(3):
-            np.add.at(normal, self.faces[:, c], fn * area[:, None] / 3)
+        tri = x[self.faces]
+        normal = self.corners @ np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
         a = np.linalg.norm(normal, axis=1)
         n = normal / np.maximum(a, 1e-30)[:, None]
         wind = self.wind * (1.0 + self.gust * math.sin(2 * math.pi * GUST_HZ * t))
@@ -277,9 +331,9 @@ class _Step:
                               ).reshape(-1, 3, 3)
             self.R_vertices = _polar(Fv)
 
-    def potential(self, Z, Zn, Zt, yn, lam, need_grad=True):
+    def potential(self, Z, Zn, Zt, contact: _Contact | None):
         """The incremental potential at Z and its gradient (4H, 3)."""
-        mech, h = self.mech, self.h
+        mech, h = self.mech, self.hh
         dZ = Z - Zt
         MdZ = mech.M @ dZ
         val = 0.5 * float(np.sum(dZ * MdZ)) / h ** 2
@@ -297,56 +351,36 @@ class _Step:
             Ks = self._turn(mech.K0 @ self._turn(s, inverse=True))
             val += 0.5 * self.beta / h * float(s @ Ks)
             grad = grad + (self.beta / h) * Ks.reshape(-1, 3)
-        if self.k_contact is not None:
-            y = self.v[:, 1] + self.rows_y @ Z[:, 1]
-            pen = np.minimum(y, 0.0)
-            val += 0.5 * float(np.sum(self.k_contact * pen * pen))
-            gy = self.rows_y.T @ (self.k_contact * pen)
-            grad = grad.copy()
-            grad[:, 1] += gy
-            if lam is not None and self.friction > 0:
-                act = lam > 0
-                du = self.rows_y[act] @ (Z - Zn)
-                ut = du[:, [0, 2]]
-                s_t = np.linalg.norm(ut, axis=1)
-                eps = SLIP * h
-                lo = s_t < eps
-                f0 = np.where(lo, -s_t ** 3 / (3 * eps ** 2) + s_t ** 2 / eps + eps / 3, s_t)
-                f1 = np.where(lo, -s_t ** 2 / eps ** 2 + 2 * s_t / eps, 1.0)
-                mul = self.friction * lam[act]
-                val += float(np.sum(mul * f0))
-                coef = mul * f1 / np.maximum(s_t, 1e-30)
-                ft = np.zeros((int(act.sum()), 3))
-                ft[:, 0], ft[:, 2] = coef * ut[:, 0], coef * ut[:, 1]
-                grad = grad + self.rows_y[act].T @ ft
+        if contact is not None:
+            v, g = contact.energy_grad(Z, Zn, self.v[contact.index, 1], SLIP * h)
+            val += v
+            grad = grad + g
         return val, grad
 
     def _turn(self, s: np.ndarray, inverse: bool = False) -> np.ndarray:
         """Apply (or undo) each handle's rotation to the rows of Z: T s or T^T s."""
         H = self.mech.basis.handles
         z = s.reshape(H, 4, 3)
-        R = self.R_handles.transpose(0, 2, 1) if inverse else self.R_handles
-        return np.einsum("hij,hkj->hki", R, z).reshape(-1)
+        R = self.R_handles if inverse else self.R_handles.transpose(0, 2, 1)
+        return np.matmul(z, R).reshape(-1)
 
     # -- the preconditioner --------------------------------------------------------------
 
-    def _factor(self, active: np.ndarray, lam: np.ndarray | None) -> None:
-        mech, h = self.mech, self.h
+    def _factor(self, contact: _Contact | None) -> None:
+        mech, h = self.mech, self.hh
         H4 = mech.M.shape[0]
         Rr = np.repeat(self.R_handles, 4, axis=0)  # (4H, 3, 3): each row of Z's rotation
-        A = np.einsum("kab,kbld->kald", Rr, mech.K0.reshape(H4, 3, H4, 3))
-        A = (1.0 + self.beta / h) * np.einsum("kald,lcd->kalc", A, Rr).reshape(3 * H4, 3 * H4)
+        A = np.matmul(Rr, mech.K0.reshape(H4, 3, 3 * H4))  # T K0 ...
+        A = np.matmul(A.reshape(3 * H4, H4, 3).transpose(1, 0, 2), Rr.transpose(0, 2, 1))
+        A = (1.0 + self.beta / h) * A.transpose(1, 0, 2).reshape(3 * H4, 3 * H4)  # ... T^T
         iso = mech.M / h ** 2
         if mech.bending is not None:
             iso = iso + mech.bending.Q
         A += np.kron(iso, np.eye(3))
-        if self.k_contact is not None and active.any():
-            rows = self.rows_y[active]
-            Ky = np.asarray((rows.T @ sp.diags(self.k_contact[active]) @ rows).todense())
+        if contact is not None:
+            Ky, Kf = contact.stiffness(SLIP * h)
             A[1::3, 1::3] += Ky
-            if lam is not None and self.friction > 0:
-                kf = self.friction * lam[active] / (SLIP * h)
-                Kf = np.asarray((rows.T @ sp.diags(kf) @ rows).todense())
+            if Kf is not None:
                 A[0::3, 0::3] += Kf
                 A[2::3, 2::3] += Kf
         r = self.N.shape[1]
@@ -372,45 +406,67 @@ class _Step:
     def step(self, Z: np.ndarray, V: np.ndarray, t: float, x: np.ndarray, xdot: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, dict]:
         """Z, V one step on from time t (x, xdot: the vertices now) -> (Z, V, figures)."""
-        mech, h = self.mech, self.h
+        mech = self.mech
         f_air = self.air_force(x, xdot, t)
         f_ext = self.gravity + mech.vertex_rows.T @ f_air
-        Zt = Z + h * V + h * h * np.linalg.solve(mech.M, f_ext)
-        lam, active = None, np.zeros(len(self.v), bool)
+        if self.previous is None:  # implicit Euler
+            Zb, Vb, self.hh = Z, V, self.h
+        else:  # BDF2: Z' = Zb + hh V', V' = Vb + hh A' with hh = 2h/3
+            Zp, Vp = self.previous
+            Zb, Vb, self.hh = (4 * Z - Zp) / 3, (4 * V - Vp) / 3, 2 * self.h / 3
+        Zt = Zb + self.hh * Vb + self.hh ** 2 * np.linalg.solve(mech.M, f_ext)
+        contact, active = None, np.zeros(len(self.v), bool)
         if self.k_contact is not None:
-            y = x[:, 1]
-            active = y < PENETRATION * self.size * 0.5
-            lam = self.k_contact * np.maximum(-y, 0.0)
-        key = active.tobytes()
+            contact, active = self._contact(x, xdot)
+        key = (active.tobytes(), self.hh)
         self.rotations(Z)
-        if self.factor is None or key != self.factor_key or self.steps_since >= 8:
-            self._factor(active, lam)
+        sliding = contact is not None and contact.friction is not None \
+            and len(contact.friction) > 0
+        if self.factor is None or key != self.factor_key or self.steps_since >= 8 or sliding:
+            self._factor(contact)
             self.factor_key, self.steps_since = key, 0
         self.steps_since += 1
-        Znew, iters = self._minimize(Z, Zt, lam)
-        Vnew = (Znew - Z) / h
+        Znew, iters = self._minimize(Zb, Zt, contact)
+        Vnew = (Znew - Zb) / self.hh
+        self.previous = (Z, V)
         xnew = self.positions(Znew)
         return Znew, Vnew, {"iters": iters, "air_work": float(np.sum(f_air * (xnew - x))),
-                            "dissipated": self._dissipated(Znew, Z, xnew - x, lam)}
+                            "dissipated": self._dissipated(Znew, Zb, xnew - x, contact)}
 
-    def _dissipated(self, Z, Zn, dx, lam) -> float:
+    def _dissipated(self, Z, Zn, dx, contact: _Contact | None) -> float:
         """The energy damping and friction took this step (J)."""
         s = (Z - Zn).reshape(-1)
-        out = self.beta / self.h * float(s @ self._turn(self.mech.K0 @ self._turn(
+        out = self.beta * self.h / self.hh ** 2 * float(s @ self._turn(self.mech.K0 @ self._turn(
             s, inverse=True)))
-        if lam is not None and self.friction > 0:
-            out += float(np.sum(self.friction * lam * np.linalg.norm(dx[:, [0, 2]], axis=1)))
+        if contact is not None and contact.friction is not None:
+            slide = np.linalg.norm(dx[contact.index][contact.touching][:, [0, 2]], axis=1)
+            out += float(np.sum(contact.friction * slide))
         return out
 
-    def _minimize(self, Zn: np.ndarray, Zt: np.ndarray, lam) -> tuple[np.ndarray, int]:
+    def _contact(self, x: np.ndarray, xdot: np.ndarray) -> tuple[_Contact | None, np.ndarray]:
+        """The ground's candidates this step: the vertices near enough to reach it (their
+        fall over two steps, and a margin), with the normal forces they carry now (the
+        lagged friction's bound) -> (contact or None, the vertices touching (N,) bool)."""
+        y = x[:, 1]
+        reach = 2 * self.h * np.maximum(-xdot[:, 1], 0.0) + REACH * self.size
+        index = np.flatnonzero(y < reach)
+        active = y < PENETRATION * self.size * 0.5
+        if not len(index):
+            return None, active
+        lam = self.k_contact[index] * np.maximum(-y[index], 0.0)
+        slide = self.hh * np.linalg.norm(xdot[index][:, [0, 2]], axis=1)
+        return _Contact(index, self.rows_y[index], self.k_contact[index], active[index],
+                        self.friction * lam if self.friction > 0 else None, slide), active
+
+    def _minimize(self, Zn: np.ndarray, Zt: np.ndarray, contact) -> tuple[np.ndarray, int]:
         """The potential's minimum over the free directions Z = N Y, from the inertial
         guess (projected onto them) -> (Z, iterations)."""
-        yn, N = None, self.N
+        N = self.N
         Y = N.T @ Zt  # N's columns are orthonormal
-        val, gz = self.potential(N @ Y, Zn, Zt, yn, lam)
+        val, gz = self.potential(N @ Y, Zn, Zt, contact)
         g = N.T @ gz
         s_hist, y_hist = [], []
-        scale = max(self.mech.mass_total * 9.81 * self.size, 1e-12) * 1e-10
+        scale = max(self.mech.mass_total * 9.81 * self.size, 1e-12) * TOLERANCE
         for it in range(1, ITERATIONS + 1):
             d = -self._two_loop(g, s_hist, y_hist)
             slope = float(np.sum(g * d))
@@ -419,7 +475,7 @@ class _Step:
             alpha = 1.0
             for _ in range(12):
                 Yc = Y + alpha * d
-                vc, gz = self.potential(N @ Yc, Zn, Zt, yn, lam)
+                vc, gz = self.potential(N @ Yc, Zn, Zt, contact)
                 if vc <= val + 1e-4 * alpha * slope:
                     break
                 alpha *= 0.5
@@ -496,6 +552,7 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
             t = ((fi - 1) * sub + s) * h
             while pushes and pushes[0].time <= t + 1e-12:
                 V = stepper.constrain(V + _push(mech, v, pushes.pop(0)))
+                stepper.previous = None  # the jump is no history: start again with Euler
                 xdot = mech.vertex_rows @ V
             Z, V, fig = stepper.step(Z, V, t, x, xdot)
             if not np.isfinite(Z).all():
