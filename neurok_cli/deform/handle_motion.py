@@ -50,6 +50,8 @@ HISTORY = 6  # L-BFGS pairs kept within a step
 TOLERANCE = 1e-7  # a step stops when its decrease is below this x m g size
 SLIP = 1e-3  # m/s: friction's smoothing speed (below it, static friction creeps)
 SHELL = 0.05  # an open "solid": a shell this fraction of its size thick
+TURN = math.radians(3)  # refactor once a handle has turned this far: the stale factor's
+# stiffness, turned the wrong way, would stop the minimizer short (a sheet's membrane)
 REACH = 0.02  # the ground's candidates: vertices this x size above it (and their fall)
 HANDLES = {"soft": 24, "cloth": 64, "beam": 16}  # beams add handles along their length
 
@@ -301,6 +303,7 @@ class _Step:
         self.previous = None  # (Z, V) a step back, for BDF2
         self.factor = None
         self.factor_key = None
+        self.factor_R = self.R_handles.copy()
         self.steps_since = 0
 
     # -- forces and energies -------------------------------------------------------------
@@ -366,6 +369,11 @@ class _Step:
 
     # -- the preconditioner --------------------------------------------------------------
 
+    def _turned(self) -> float:
+        """The largest angle (radians) a handle has turned since the last factorization."""
+        cos = (np.einsum("hij,hij->h", self.factor_R, self.R_handles) - 1) / 2
+        return float(np.arccos(np.clip(cos.min(), -1.0, 1.0)))
+
     def _factor(self, contact: _Contact | None) -> None:
         mech, h = self.mech, self.hh
         H4 = mech.M.shape[0]
@@ -422,9 +430,11 @@ class _Step:
         self.rotations(Z)
         sliding = contact is not None and contact.friction is not None \
             and len(contact.friction) > 0
-        if self.factor is None or key != self.factor_key or self.steps_since >= 8 or sliding:
+        if (self.factor is None or key != self.factor_key or self.steps_since >= 8 or sliding
+                or self._turned() > TURN):
             self._factor(contact)
             self.factor_key, self.steps_since = key, 0
+            self.factor_R = self.R_handles.copy()
         self.steps_since += 1
         Znew, iters = self._minimize(Zb, Zt, contact)
         Vnew = (Znew - Zb) / self.hh

@@ -1,0 +1,227 @@
+"""The object's own shape space: the handle basis, the material's energy in it, and the motion
+it integrates (deform/handles.py, deform/elastic.py, deform/handle_motion.py)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import trimesh
+from scipy.spatial.transform import Rotation
+
+from neurok_cli.deform.elastic import Membrane, NeoHookean, lame, smooth_solid, triangles
+from neurok_cli.deform.handle_motion import build_mechanics, handle_motion
+from neurok_cli.deform.handles import TOP, affine_coords, build_basis, mesh_edges
+from neurok_cli.deform.motion import MotionConfig
+from neurok_cli.errors import UsageError
+from neurok_cli.scenario.conditions import PRESET_MATERIALS, Conditions
+
+
+def _box(extents=(1.0, 0.4, 0.4), subdivide=2, lift=0.0):
+    box = trimesh.creation.box(extents=extents)
+    for _ in range(subdivide):
+        box = box.subdivide()
+    v = np.asarray(box.vertices, np.float64)
+    v[:, 1] += lift - v[:, 1].min()
+    return v, np.asarray(box.faces, np.int64)
+
+
+def _sheet(n=12, size=1.0, height=1.0):
+    x, z = np.meshgrid(np.linspace(0, size, n), np.linspace(0, size, n), indexing="ij")
+    v = np.stack([x.ravel(), np.full(n * n, height), z.ravel()], axis=1)
+    f = []
+    for i in range(n - 1):
+        for j in range(n - 1):
+            a, b, c, d = i * n + j, i * n + j + 1, (i + 1) * n + j, (i + 1) * n + j + 1
+            f += [(a, b, c), (b, d, c)]
+    return v, np.asarray(f, np.int64)
+
+
+def test_weights_are_a_sparse_partition_of_unity():
+    v, f = _box()
+    basis = build_basis(v, mesh_edges(f), 12)
+    w = basis.weights
+    assert basis.handles == 12
+    assert w.min() >= 0
+    assert np.allclose(np.asarray(w.sum(axis=1)).ravel(), 1.0)
+    assert np.diff(w.indptr).max() <= TOP
+
+
+def test_affine_motion_is_reproduced_exactly():
+    v, f = _box()
+    basis = build_basis(v, mesh_edges(f), 10)
+    a = np.array([[0.1, -0.2, 0.05], [0.3, 0.0, 0.1], [-0.1, 0.2, -0.05]])
+    t = np.array([0.5, -1.0, 2.0])
+    moved = basis.rows() @ affine_coords(a, t, basis.centres)
+    assert np.allclose(moved, v @ a.T + t, atol=1e-12)
+
+
+def test_basis_is_deterministic():
+    v, f = _box()
+    one = build_basis(v, mesh_edges(f), 9)
+    two = build_basis(v, mesh_edges(f), 9)
+    assert np.array_equal(one.centres, two.centres)
+    assert (one.weights != two.weights).nnz == 0
+
+
+def test_a_pinned_region_is_a_handle_of_its_own():
+    v, f = _box()
+    held = np.flatnonzero(v[:, 0] < v[:, 0].min() + 1e-9)
+    basis = build_basis(v, mesh_edges(f), 8, groups=[held])
+    w = basis.weights[held].toarray()
+    assert np.allclose(w[:, 0], 1.0)
+    assert basis.weights[held].nnz == len(held)  # no other handle moves them
+
+
+def test_separate_parts_share_one_basis():
+    v1, f1 = _box(extents=(0.3, 0.3, 0.3))
+    v2 = v1 + np.array([1.0, 0.0, 0.0])
+    v = np.concatenate([v1, v2])
+    f = np.concatenate([f1, f1 + len(v1)])
+    basis = build_basis(v, mesh_edges(f), 6)
+    assert np.isfinite(basis.weights.data).all()
+    assert np.allclose(np.asarray(basis.weights.sum(axis=1)).ravel(), 1.0)
+    # each part gets handles of its own: no part is left to its neighbour's
+    near = np.asarray(basis.weights.argmax(axis=1)).ravel()
+    assert set(near[: len(v1)]).isdisjoint(near[len(v1):])
+
+
+def _rigid(basis, angle=0.7):
+    R = Rotation.from_rotvec(angle * np.array([0.3, 0.9, 0.2]) / np.linalg.norm(
+        [0.3, 0.9, 0.2])).as_matrix()
+    return affine_coords(R - np.eye(3), np.array([0.2, 0.5, -0.3]), basis.centres)
+
+
+def test_a_rigid_motion_costs_no_elastic_energy():
+    mat = PRESET_MATERIALS["soft"]
+    v, f = _box(subdivide=1)
+    mech = build_mechanics(v, f, "soft", mat, handles=10)
+    assert mech.solid
+    Z = _rigid(mech.basis)
+    psi, _ = mech.law.energy_stress(mech.elements.gradients(Z))
+    stretched = affine_coords(np.diag([0.05, 0.0, 0.0]), np.zeros(3), mech.basis.centres)
+    psi_s, _ = mech.law.energy_stress(mech.elements.gradients(stretched))
+    assert abs(mech.elements.measure @ psi) < 1e-9 * (mech.elements.measure @ psi_s)
+
+    sv, sf = _sheet()
+    sheet = build_mechanics(sv, sf, "cloth", PRESET_MATERIALS["cloth"], handles=12)
+    Z = _rigid(sheet.basis)
+    psi, _ = sheet.law.energy_stress(sheet.elements.gradients(Z))
+    assert abs(sheet.elements.measure @ psi) < 1e-12
+
+
+def test_small_strain_reads_the_materials_lame_constants():
+    """Stable Neo-Hookean with lambda' = lambda + mu is linear elasticity at small strain:
+    a uniaxial strain e stores (lambda + 2 mu) e^2 / 2 per volume."""
+    mat = PRESET_MATERIALS["soft"]
+    law = NeoHookean(mat)
+    mu, lam = lame(mat)
+    e = 1e-4
+    F = np.diag([1 + e, 1.0, 1.0])[None]
+    psi, P = law.energy_stress(F)
+    assert psi[0] == pytest.approx(0.5 * (lam + 2 * mu) * e * e, rel=1e-3)
+    assert P[0, 0, 0] == pytest.approx((lam + 2 * mu) * e, rel=1e-3)
+    zero, P0 = law.energy_stress(np.eye(3)[None])
+    assert abs(zero[0]) < 1e-12 and np.abs(P0).max() < 1e-9
+
+    sheet = Membrane(mat)  # plane stress: a uniaxial stress e E in the direction pulled
+    F2 = np.array([[1 + e, 0.0], [0.0, 1.0], [0.0, 0.0]])[None]
+    _, S = sheet.energy_stress(F2)
+    mu2, lam2 = lame(mat, plane_stress=True)
+    assert S[0, 0, 0] == pytest.approx((lam2 + 2 * mu2) * e, rel=1e-3)
+
+
+def test_smooth_solid_gradients_reproduce_an_affine_field():
+    v, f = _box(subdivide=1)
+    basis = build_basis(v, mesh_edges(f), 8)
+    at = v[::7] * 0.9 + 0.1 * v.mean(axis=0)
+    elems = smooth_solid(basis.points, basis.weights, basis.centres, at, np.ones(len(at)))
+    a = np.array([[0.01, 0.02, 0.0], [0.0, -0.03, 0.01], [0.02, 0.0, 0.01]])
+    F = elems.gradients(affine_coords(a, np.zeros(3), basis.centres))
+    assert np.allclose(F, np.eye(3) + a, atol=1e-9)
+
+
+def test_triangles_measure_area_times_thickness():
+    v, f = _sheet(n=5, size=2.0)
+    basis = build_basis(v, mesh_edges(f), 4)
+    elems = triangles(v, f, 0.01, basis.rows())
+    assert elems.measure.sum() == pytest.approx(4.0 * 0.01)
+
+
+def _config(category, damping=0.01, seconds=0.5, **cond):
+    mat = replace(PRESET_MATERIALS[category], damping=damping)
+    return MotionConfig(category=category, material=mat, conditions=Conditions(**cond),
+                        seconds=seconds, fps=30)
+
+
+def test_free_fall_follows_gravity_without_deforming():
+    v, f = _box(lift=2.0, subdivide=1)
+    cfg = replace(_config("soft", ground=False), still_air=False)
+    m = handle_motion(v, f, cfg, handles=8)
+    t = 0.5
+    drop = m.frames[0, -1] - v
+    assert np.allclose(drop[:, [0, 2]], 0.0, atol=1e-9)
+    assert drop[:, 1].mean() == pytest.approx(-0.5 * 9.81 * t * t, rel=0.02)
+    assert np.ptp(drop[:, 1]) < 1e-6  # falls as one: no strain from gravity alone
+
+
+def test_pinned_vertices_stay_where_they_start():
+    v, f = _sheet(n=10)
+    cfg = _config("cloth", ground=False, pins=["x<0.05"])
+    m = handle_motion(v, f, cfg, handles=16)
+    held = v[:, 0] < 0.05 * np.ptp(v[:, 0]) + v[:, 0].min()
+    assert np.abs(m.frames[0][:, held] - v[held]).max() < 1e-9
+    # and the rest hangs: the free edge has fallen
+    free = v[:, 0] > v[:, 0].max() - 1e-9
+    assert (m.frames[0, -1, free, 1] < v[free, 1] - 0.05).all()
+
+
+def test_pins_that_hold_everything_are_refused():
+    v, f = _sheet(n=6)
+    with pytest.raises(UsageError):
+        handle_motion(v, f, _config("cloth", ground=False, pins=["x<0.5", "x>0.4"]))
+
+
+def test_a_dropped_box_settles_on_the_ground():
+    v, f = _box(lift=0.3, subdivide=1)
+    cfg = _config("soft", damping=0.02, seconds=2.0)
+    m = handle_motion(v, f, cfg, handles=8)
+    size = float(np.ptp(v, axis=0).max())
+    low = m.frames[0, :, :, 1].min(axis=1)
+    assert low.min() > -0.03 * size  # the ground holds it
+    assert low[-1] < 0.01 * size  # and it ends on it
+    end = m.frames[0, -1]
+    assert np.ptp(end[:, 1]) == pytest.approx(np.ptp(v[:, 1]), rel=0.1)  # upright, whole
+    kinetic = m.energy["kinetic"][:, 0]
+    assert kinetic[-1] < 0.01 * kinetic.max()
+    held = m.energy["kinetic"][:, 0] + m.energy["potential"][:, 0]
+    scale = m.stats["mass_kg"] * 9.81 * 0.3
+    assert held.max() - held[0] < 0.01 * scale  # the steps add no energy
+    assert held[-1] - held[0] < -0.9 * scale  # the fall's energy is gone (damping, friction)
+
+
+def test_a_cantilever_bends_as_beam_theory_says():
+    """A clamped box of aspect 5 under its own weight: the static tip deflection from the
+    reduced stiffness is within 20 % of Euler-Bernoulli's."""
+    L, a = 1.0, 0.2
+    v, f = _box(extents=(L, a, a), subdivide=3, lift=1.0)
+    v[:, 0] -= v[:, 0].min()
+    mat = PRESET_MATERIALS["beam"]
+    held = v[:, 0] < 1e-9
+    mech = build_mechanics(v, f, "beam", mat, pinned=held)
+    from neurok_cli.deform.handle_motion import _free_directions
+
+    N = _free_directions(mech.basis.rows(mech.held), len(mech.M))
+    g = 9.81
+    load = mech.mass_rows.T @ (mech.point_mass[:, None] * np.array([0.0, -g, 0.0]))
+    Nk = np.kron(N, np.eye(3))
+    K = Nk.T @ mech.K0 @ Nk
+    Z = (Nk @ np.linalg.solve(K, Nk.T @ load.reshape(-1))).reshape(-1, 3)
+    tip = v[:, 0] > L - 1e-9
+    deflection = -(mech.vertex_rows[tip] @ Z)[:, 1].mean()
+    inertia = a ** 4 / 12
+    theory = mat.density * g * a * a * L ** 4 / (8 * mat.young * inertia)
+    assert deflection == pytest.approx(theory, rel=0.2)
+    assert math.isfinite(deflection)
