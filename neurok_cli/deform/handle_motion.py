@@ -25,6 +25,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
+from threadpoolctl import threadpool_limits
 
 from ..errors import UsageError
 from ..scenario.conditions import SimMaterial, pinned_by, select_region
@@ -47,11 +48,14 @@ GUST_HZ = 0.7  # the wind's gust frequency (as the engine's)
 MAX_STEP = 1 / 120  # s: the longest step (BDF2 damps a 2 Hz swing 0.2 % a period at it)
 ITERATIONS = 16  # L-BFGS iterations per step, at most
 HISTORY = 6  # L-BFGS pairs kept within a step
-TOLERANCE = 1e-7  # a step stops when its decrease is below this x m g size
+TOLERANCE = 1e-6  # a step stops when its decrease is below this x m g size
 SLIP = 1e-3  # m/s: friction's smoothing speed (below it, static friction creeps)
 SHELL = 0.05  # an open "solid": a shell this fraction of its size thick
-TURN = math.radians(3)  # refactor once a handle has turned this far: the stale factor's
-# stiffness, turned the wrong way, would stop the minimizer short (a sheet's membrane)
+POINTS_PER_HANDLE = 12  # a coarse mesh gets fewer handles (see _most_handles)
+SPANNED = 1e-4  # a handle's direction moves its points if its share of their spread is this
+TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
+# stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
+CONTACT_DAMPING = 1.0  # the ground's damping ratio per vertex (the engine's contacts: 1)
 REACH = 0.02  # the ground's candidates: vertices this x size above it (and their fall)
 HANDLES = {"soft": 24, "cloth": 64, "beam": 16}  # beams add handles along their length
 
@@ -72,7 +76,8 @@ class Mechanics:
     areas: np.ndarray  # (N,) the vertices' area shares, m^2
     mass_total: float
     solid: bool  # tetrahedra inside (else: the surface as a sheet or shell)
-    held: np.ndarray  # (n,) the pinned points among ``basis.points`` (vertices and nodes)
+    held: list[np.ndarray]  # the pinned regions among ``basis.points`` (vertices, nodes):
+    # region i is handle i's alone
 
     @property
     def dims(self) -> int:
@@ -80,8 +85,8 @@ class Mechanics:
 
 
 def handle_count(category: str, vertices: np.ndarray) -> int:
-    """Handles by category; a beam adds two per unit of its slenderness (its first bending
-    modes need several along its length)."""
+    """Handles by category; a beam adds three per unit of its slenderness (its first
+    bending modes need several along its length)."""
     if category != "beam":
         return HANDLES.get(category, 24)
     ext = np.sort(np.ptp(vertices, axis=0))
@@ -145,8 +150,8 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         points = np.concatenate([v, nodes])
         edges = np.concatenate([mesh_edges(f), n + mesh_edges(tets)])
         groups = _with_nodes(groups, v, nodes)
-        basis = build_basis(points, edges, count, candidates=np.arange(n, len(points)),
-                            groups=groups)
+        basis = build_basis(points, edges, min(count, _most_handles(len(nodes))),
+                            candidates=np.arange(n, len(points)), groups=groups)
         node_rows = basis.rows(np.arange(n, len(points)))
         tet_volume = tetrahedra(nodes, tets, node_rows).measure
         elements = smooth_solid(points, basis.weights, basis.centres,
@@ -156,7 +161,7 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         mass_rows, law, bending = node_rows, NeoHookean(law_material), None
     else:
         thick = material.thickness if category == "cloth" else SHELL * float(np.ptp(v, 0).max())
-        basis = build_basis(v, mesh_edges(f), count, groups=groups)
+        basis = build_basis(v, mesh_edges(f), min(count, _most_handles(n)), groups=groups)
         mass_rows = basis.rows()
         elements = triangles(v, f, thick, mass_rows)
         point_mass = areas.copy()
@@ -169,7 +174,13 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
                      point_mass=point_mass, M=M, elements=elements, law=law, bending=bending,
                      K0=elements.stiffness(law.tangent), areas=areas, mass_total=mass_total,
                      solid=inner is not None,
-                     held=np.concatenate(groups) if groups else np.zeros(0, np.int64))
+                     held=groups)
+
+
+def _most_handles(points: int) -> int:
+    """A handle needs points enough to tell its affine map (its weights reach about TOP
+    times its share): at most one per POINTS_PER_HANDLE of them."""
+    return max(4, points // POINTS_PER_HANDLE)
 
 
 def _with_nodes(groups: list[np.ndarray], v: np.ndarray, nodes: np.ndarray
@@ -193,16 +204,50 @@ def _bending(v, f, areas, rows, material, thickness) -> Bending:
     return Bending.build(L, areas, v, rows, material, thickness)
 
 
-def _free_directions(rows: sp.csr_matrix, n: int) -> np.ndarray:
-    """(n, r) orthonormal directions of a handle coordinate column that leave the pinned
-    vertices (their basis ``rows``) where they are: the null space of the rows."""
-    if rows.shape[0] == 0:
-        return np.eye(n)
-    _, s, vt = np.linalg.svd(rows.toarray(), full_matrices=True)
-    rank = int((s > 1e-6 * s[0]).sum())
-    if rank >= n:
+def free_directions(mech: Mechanics) -> np.ndarray:
+    """The handle coordinates' directions that move the object and leave its pinned points
+    where they are: (4H, r) orthonormal columns, each within one handle (the identity
+    where nothing is pinned and every direction moves points). A handle's four
+    coordinates move its points only along the directions its points span (a sheet's
+    handles: not along their normal; those carry neither mass nor energy, so they are left
+    out); a pinned region moves with its own
+    handle alone, so its directions are also the null space of its points' rows (a pinned
+    line keeps the turn about itself)."""
+    basis = mech.basis
+    H = basis.handles
+    w = basis.weights.tocsc()
+    blocks = []
+    for h in range(H):
+        pts = w.indices[w.indptr[h]:w.indptr[h + 1]]
+        rel = np.concatenate([basis.points[pts] - basis.centres[h], np.ones((len(pts), 1))],
+                             axis=1) * np.sqrt(w.data[w.indptr[h]:w.indptr[h + 1]])[:, None]
+        val, vec = np.linalg.eigh(rel.T @ rel)
+        block = vec[:, val > SPANNED * max(float(val[-1]), 1e-300)]
+        if block.shape[1] == 4:
+            block = np.eye(4)
+        if h < len(mech.held):
+            rows = basis.rows(mech.held[h]).toarray()[:, 4 * h:4 * h + 4] @ block
+            if len(rows):
+                _, sv, vt = np.linalg.svd(rows, full_matrices=True)
+                block = block @ vt[int((sv > 1e-6 * sv[0]).sum()):].T
+        blocks.append(block)
+    r = sum(b.shape[1] for b in blocks)
+    if not r:
         raise UsageError("the pins hold every part of the object: nothing is left to move")
-    return vt[rank:].T
+    N = np.zeros((4 * H, r))
+    col = 0
+    for h, block in enumerate(blocks):
+        N[4 * h:4 * h + 4, col:col + block.shape[1]] = block
+        col += block.shape[1]
+    return N
+
+
+def _turned_matrix(A: np.ndarray, Rr: np.ndarray) -> np.ndarray:
+    """T A T^T for the block-diagonal T of the (n, 3, 3) rotations Rr, A (3n, 3n)."""
+    n = len(Rr)
+    out = np.matmul(Rr, A.reshape(n, 3, 3 * n))
+    out = np.matmul(out.reshape(3 * n, n, 3).transpose(1, 0, 2), Rr.transpose(0, 2, 1))
+    return out.transpose(1, 0, 2).reshape(3 * n, 3 * n)
 
 
 def _skew(w: np.ndarray) -> np.ndarray:
@@ -231,6 +276,7 @@ class _Contact:
     close: np.ndarray  # (n,) bool: touching, or nearly (the preconditioner's share)
     friction: np.ndarray | None  # (n,) mu x the lagged normal force, N (None: frictionless)
     slide: np.ndarray  # (n,) m: how far each slid along the ground in the step before
+    dashpot: np.ndarray | None = None  # (n,) N s/m / h': the contact's damping per step
 
     def __post_init__(self):
         if self.friction is not None:
@@ -243,7 +289,12 @@ class _Contact:
         pen = np.minimum(y_rest + self.rows @ Z[:, 1], 0.0)
         val = 0.5 * float(np.sum(self.k * pen * pen))
         grad = np.zeros_like(Z)
-        grad[:, 1] = self.rows.T @ (self.k * pen)
+        force = self.k * pen
+        if self.dashpot is not None:  # the touching vertices' way down, damped
+            down = np.minimum(self.rows @ (Z[:, 1] - Zn[:, 1]), 0.0) * self.close
+            val += 0.5 * float(np.sum(self.dashpot * down * down))
+            force = force + self.dashpot * down
+        grad[:, 1] = self.rows.T @ force
         if self.friction is not None and len(self.friction):
             ut = (self.rows_f @ (Z - Zn))[:, [0, 2]]
             s_t = np.linalg.norm(ut, axis=1)
@@ -261,7 +312,10 @@ class _Contact:
         """(4H, 4H) Hessians of the penalty (vertical) and of friction (each horizontal
         axis) over the close vertices, for the preconditioner."""
         rows = self.rows[self.close]
-        Ky = np.asarray((rows.T @ sp.diags(self.k[self.close]) @ rows).todense())
+        k = self.k[self.close]
+        if self.dashpot is not None:
+            k = k + self.dashpot[self.close]
+        Ky = np.asarray((rows.T @ sp.diags(k) @ rows).todense())
         if self.friction is None or not len(self.friction):
             return Ky, None
         s = np.maximum(self.slide, 1e-3 * eps)  # friction's curvature where it slid last
@@ -284,11 +338,14 @@ class _Step:
         self.gravity = mech.mass_rows.T @ (mech.point_mass[:, None] * g[None, :])  # (4H, 3)
         share = mech.mass_total * mech.areas / max(mech.areas.sum(), 1e-30)
         self.k_contact = 16 * share * gmag / (PENETRATION * self.size) if cond.ground else None
+        self.dashpot = (2 * CONTACT_DAMPING * np.sqrt(self.k_contact * share)
+                        if cond.ground and CONTACT_DAMPING > 0 else None)
         self.friction = float(cond.friction)
         self.beta = cfg.material.damping * cfg.damping_scale
         pinned = pinned_by(cond.pins, v) if cond.pins else np.zeros(len(v), bool)
         self.pins = np.flatnonzero(pinned)
-        self.N = _free_directions(mech.basis.rows(mech.held), len(mech.M))
+        self.N = free_directions(mech)
+        self.mass_factor = sla.cho_factor(self.N.T @ mech.M @ self.N, check_finite=False)
         self.wind = np.asarray(cond.wind, np.float64)
         self.gust = float(cond.gust)
         self.closed = mech.solid
@@ -299,12 +356,19 @@ class _Step:
         self.rows_y = mech.vertex_rows
         self.R_handles = np.broadcast_to(np.eye(3), (mech.basis.handles, 3, 3)).copy()
         self.R_vertices = np.broadcast_to(np.eye(3), (len(v), 3, 3)).copy()
+        material = slice(len(v), None) if mech.solid else slice(0, len(v))
+        self.material_rest = mech.basis.points[material]
+        self.material_weights = mech.basis.weights[material].T.tocsr()
+        mass = np.maximum(np.asarray(self.material_weights.sum(axis=1)).ravel(), 1e-30)
+        self.material_centres = (self.material_weights @ self.material_rest) / mass[:, None]
+        spread = self.material_weights @ np.sum(self.material_rest ** 2, axis=1) - mass * np.sum(
+            self.material_centres ** 2, axis=1)  # the trace of each handle's rest covariance
+        self.material_spread = 1e-2 * np.maximum(spread, 1e-30)
         self.hh = h  # the implicit step: h (Euler's first step), 2h/3 (BDF2's)
         self.previous = None  # (Z, V) a step back, for BDF2
         self.factor = None
         self.factor_key = None
         self.factor_R = self.R_handles.copy()
-        self.steps_since = 0
 
     # -- forces and energies -------------------------------------------------------------
 
@@ -325,14 +389,22 @@ class _Step:
         return (self.air * press * a)[:, None] * n
 
     def rotations(self, Z: np.ndarray) -> None:
-        """Each handle's and each vertex's rotation at ``Z`` (for the lagged terms)."""
-        H = self.mech.basis.handles
-        A = Z.reshape(H, 4, 3)[:, :3, :].transpose(0, 2, 1)  # (H, 3, 3): A_h
-        self.R_handles = _polar(np.eye(3) + A)
-        if self.mech.bending is not None:
-            Fv = np.eye(3) + (self.mech.basis.weights[: len(self.v)] @ A.reshape(H, 9)
-                              ).reshape(-1, 3, 3)
-            self.R_vertices = _polar(Fv)
+        """Each handle's and each vertex's rotation at ``Z`` (for the lagged terms and the
+        preconditioner): a handle's is the best fit of how its points have turned, weighed
+        by its weights (shape matching; unlike its own affine map, it is defined for a
+        handle on a few points, or on a flat sheet); a vertex's blends its handles'."""
+        mech = self.mech
+        x = self.material_rest + mech.mass_rows @ Z  # (P, 3)
+        W = self.material_weights  # (H, P)
+        cov = (W @ (x[:, :, None] * self.material_rest[:, None, :]).reshape(-1, 9)
+               ).reshape(-1, 3, 3) - (W @ x)[:, :, None] * self.material_centres[:, None, :]
+        H = mech.basis.handles  # and a little of the handle's own map, for the turns its
+        # points cannot tell (a handle on a line of points: the pinned edge of a sheet)
+        own = np.eye(3) + Z.reshape(H, 4, 3)[:, :3, :].transpose(0, 2, 1)
+        self.R_handles = _polar(cov + self.material_spread[:, None, None] * own)
+        if mech.bending is not None:
+            blend = mech.basis.weights[: len(self.v)] @ self.R_handles.reshape(-1, 9)
+            self.R_vertices = _polar(blend.reshape(-1, 3, 3))
 
     def potential(self, Z, Zn, Zt, contact: _Contact | None):
         """The incremental potential at Z and its gradient (4H, 3)."""
@@ -375,12 +447,11 @@ class _Step:
         return float(np.arccos(np.clip(cos.min(), -1.0, 1.0)))
 
     def _factor(self, contact: _Contact | None) -> None:
+        """Factor the preconditioner: the rest Hessian turned by each handle's rotation,
+        the mass, bending, contact and friction terms, within the free directions."""
         mech, h = self.mech, self.hh
         H4 = mech.M.shape[0]
-        Rr = np.repeat(self.R_handles, 4, axis=0)  # (4H, 3, 3): each row of Z's rotation
-        A = np.matmul(Rr, mech.K0.reshape(H4, 3, 3 * H4))  # T K0 ...
-        A = np.matmul(A.reshape(3 * H4, H4, 3).transpose(1, 0, 2), Rr.transpose(0, 2, 1))
-        A = (1.0 + self.beta / h) * A.transpose(1, 0, 2).reshape(3 * H4, 3 * H4)  # ... T^T
+        A = (1.0 + self.beta / h) * _turned_matrix(mech.K0, np.repeat(self.R_handles, 4, 0))
         iso = mech.M / h ** 2
         if mech.bending is not None:
             iso = iso + mech.bending.Q
@@ -392,22 +463,26 @@ class _Step:
                 A[0::3, 0::3] += Kf
                 A[2::3, 2::3] += Kf
         r = self.N.shape[1]
-        if r < H4:
+        if r < H4:  # (else N is the identity: nothing pinned, every direction spanned)
             A = np.tensordot(self.N.T, A.reshape(H4, 3, H4, 3), axes=(1, 0))  # (r, 3, H4, 3)
             A = np.tensordot(A, self.N, axes=(2, 0)).transpose(0, 1, 3, 2)  # (r, 3, r, 3)
         self.factor = sla.cho_factor(A.reshape(3 * r, 3 * r), lower=False, check_finite=False)
+        self.factor_R = self.R_handles.copy()
 
     def solve(self, g: np.ndarray) -> np.ndarray:
         """The preconditioner's solve of a gradient in the free directions (r, 3)."""
         return sla.cho_solve(self.factor, g.reshape(-1), check_finite=False).reshape(-1, 3)
 
+    def accelerate(self, force: np.ndarray) -> np.ndarray:
+        """The accelerations (4H, 3) a force on the coordinates gives, within the free
+        directions."""
+        return self.N @ sla.cho_solve(self.mass_factor, self.N.T @ force, check_finite=False)
+
     def constrain(self, V: np.ndarray) -> np.ndarray:
         """Velocities (4H, 3) with the pins' share removed (the mass-nearest that keeps the
         pinned vertices still)."""
-        if self.N.shape[1] == len(self.N):
-            return V
-        MN = self.mech.M @ self.N
-        return self.N @ np.linalg.solve(self.N.T @ MN, MN.T @ V)
+        return self.N @ sla.cho_solve(self.mass_factor, self.N.T @ (self.mech.M @ V),
+                                      check_finite=False)
 
     # -- one step ------------------------------------------------------------------------
 
@@ -422,7 +497,7 @@ class _Step:
         else:  # BDF2: Z' = Zb + hh V', V' = Vb + hh A' with hh = 2h/3
             Zp, Vp = self.previous
             Zb, Vb, self.hh = (4 * Z - Zp) / 3, (4 * V - Vp) / 3, 2 * self.h / 3
-        Zt = Zb + self.hh * Vb + self.hh ** 2 * np.linalg.solve(mech.M, f_ext)
+        Zt = Zb + self.hh * Vb + self.hh ** 2 * self.accelerate(f_ext)
         contact, active = None, np.zeros(len(self.v), bool)
         if self.k_contact is not None:
             contact, active = self._contact(x, xdot)
@@ -430,12 +505,10 @@ class _Step:
         self.rotations(Z)
         sliding = contact is not None and contact.friction is not None \
             and len(contact.friction) > 0
-        if (self.factor is None or key != self.factor_key or self.steps_since >= 8 or sliding
+        if (self.factor is None or key != self.factor_key or sliding
                 or self._turned() > TURN):
             self._factor(contact)
-            self.factor_key, self.steps_since = key, 0
-            self.factor_R = self.R_handles.copy()
-        self.steps_since += 1
+            self.factor_key = key
         Znew, iters = self._minimize(Zb, Zt, contact)
         Vnew = (Znew - Zb) / self.hh
         self.previous = (Z, V)
@@ -448,6 +521,9 @@ class _Step:
         s = (Z - Zn).reshape(-1)
         out = self.beta * self.h / self.hh ** 2 * float(s @ self._turn(self.mech.K0 @ self._turn(
             s, inverse=True)))
+        if contact is not None and contact.dashpot is not None:
+            down = np.minimum(contact.rows @ (Z[:, 1] - Zn[:, 1]), 0.0) * contact.close
+            out += float(np.sum(contact.dashpot * down * down)) * self.h / self.hh
         if contact is not None and contact.friction is not None:
             slide = np.linalg.norm(dx[contact.index][contact.touching][:, [0, 2]], axis=1)
             out += float(np.sum(contact.friction * slide))
@@ -465,8 +541,10 @@ class _Step:
             return None, active
         lam = self.k_contact[index] * np.maximum(-y[index], 0.0)
         slide = self.hh * np.linalg.norm(xdot[index][:, [0, 2]], axis=1)
+        dashpot = self.dashpot[index] / self.hh if self.dashpot is not None else None
         return _Contact(index, self.rows_y[index], self.k_contact[index], active[index],
-                        self.friction * lam if self.friction > 0 else None, slide), active
+                        self.friction * lam if self.friction > 0 else None, slide,
+                        dashpot), active
 
     def _minimize(self, Zn: np.ndarray, Zt: np.ndarray, contact) -> tuple[np.ndarray, int]:
         """The potential's minimum over the free directions Z = N Y, from the inertial
@@ -552,31 +630,10 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
     frames = np.empty((1, n_frames, len(v), 3))
     energy = {k: np.zeros((n_frames, 1)) for k in
               ("kinetic", "potential", "dissipated", "work", "total")}
-    x = v.copy()
-    xdot = mech.vertex_rows @ V
-    frames[0, 0] = x
-    work, lost, steps, iters = 0.0, 0.0, 0, 0
+    frames[0, 0] = v
     _energies(stepper, Z, V, energy, 0, 0.0, 0.0)
-    for fi in range(1, n_frames):
-        for s in range(sub):
-            t = ((fi - 1) * sub + s) * h
-            while pushes and pushes[0].time <= t + 1e-12:
-                V = stepper.constrain(V + _push(mech, v, pushes.pop(0)))
-                stepper.previous = None  # the jump is no history: start again with Euler
-                xdot = mech.vertex_rows @ V
-            Z, V, fig = stepper.step(Z, V, t, x, xdot)
-            if not np.isfinite(Z).all():
-                raise FloatingPointError(f"the motion diverged at {t:.3f} s")
-            x = stepper.positions(Z)
-            xdot = mech.vertex_rows @ V
-            work += fig["air_work"]
-            lost += fig["dissipated"]
-            steps += 1
-            iters += fig["iters"]
-        frames[0, fi] = x
-        _energies(stepper, Z, V, energy, fi, work, lost)
-        if progress is not None:
-            progress(fi, n_frames - 1)
+    with threadpool_limits(1, user_api="blas"):  # a few hundred unknowns: threads only wait
+        steps, iters = _integrate(stepper, Z, V, frames, energy, pushes, sub, progress)
     clock["integrate"] = time.perf_counter()
     if cfg.conditions.ground:
         lowest = float(frames[0, :, :, 1].min())
@@ -598,16 +655,47 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
     return Motion(frames=frames, energy=energy, stats=stats)
 
 
+def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, progress
+               ) -> tuple[int, int]:
+    """Step from ``Z``, ``V`` through ``frames`` (1, T, N, 3) (the first filled), ``sub``
+    steps a frame, applying ``pushes`` (sorted by time) as they come; fills the frames
+    and ``energy`` -> (steps, minimizer iterations)."""
+    mech, v, h = stepper.mech, stepper.v, stepper.h
+    n_frames = frames.shape[1]
+    x, xdot = v.copy(), mech.vertex_rows @ V
+    work, lost, steps, iters = 0.0, 0.0, 0, 0
+    for fi in range(1, n_frames):
+        for s in range(sub):
+            t = ((fi - 1) * sub + s) * h
+            while pushes and pushes[0].time <= t + 1e-12:
+                V = V + stepper.accelerate(_push(mech, v, pushes.pop(0)))
+                stepper.previous = None  # the jump is no history: start again with Euler
+                xdot = mech.vertex_rows @ V
+            Z, V, fig = stepper.step(Z, V, t, x, xdot)
+            if not np.isfinite(Z).all():
+                raise FloatingPointError(f"the motion diverged at {t:.3f} s")
+            x = stepper.positions(Z)
+            xdot = mech.vertex_rows @ V
+            work += fig["air_work"]
+            lost += fig["dissipated"]
+            steps += 1
+            iters += fig["iters"]
+        frames[0, fi] = x
+        _energies(stepper, Z, V, energy, fi, work, lost)
+        if progress is not None:
+            progress(fi, n_frames - 1)
+    return steps, iters
+
+
 def _push(mech: Mechanics, v: np.ndarray, push) -> np.ndarray:
-    """The jump of the handle velocities a push gives: the momentum of the region's share
-    of the mass at the push's velocity, spread by the mass matrix."""
+    """The momentum (4H, 3) a push gives the coordinates: the region's share of the mass at
+    the push's velocity (``accelerate`` turns it into their velocities' jump)."""
     mask = select_region(push.region, v)
     if not mask.any():
         raise UsageError(f"region '{push.region}' selects no vertex of the mesh")
     share = mech.mass_total * mech.areas * mask / max(mech.areas[mask].sum(), 1e-30)
     share *= mech.areas[mask].sum() / max(mech.areas.sum(), 1e-30)
-    p = mech.vertex_rows.T @ (share[:, None] * np.asarray(push.velocity)[None, :])
-    return np.linalg.solve(mech.M, p)
+    return mech.vertex_rows.T @ (share[:, None] * np.asarray(push.velocity)[None, :])
 
 
 def _energies(stepper: _Step, Z, V, energy, fi: int, work: float, lost: float) -> None:

@@ -30,6 +30,7 @@ from scipy.spatial import cKDTree
 
 TOP = 4  # handles that move a point
 WIDTH = 0.6  # Gaussian width, x the spacing the farthest-point sampling reached
+CONTINUOUS = True
 NEIGHBOURS = 8  # graph edges from each point to its nearest ones
 
 
@@ -157,9 +158,13 @@ def gaussian_weights(dist: np.ndarray, spacing: float, top: int | None = None
     h, p = dist.shape
     top = min(top or TOP, h)
     sigma = max(WIDTH * spacing, 1e-12)
-    order = np.argsort(dist, axis=0)[:top]  # (top, P) the nearest handles of each point
+    order = np.argsort(dist, axis=0)[:top + 1]  # (top + 1, P) each point's nearest handles
     d = np.take_along_axis(dist, order, axis=0)
     w = np.exp(-0.5 * ((d - d[0:1]) / sigma) ** 2)  # relative to the nearest: no underflow
+    if CONTINUOUS and h > top:  # less the next one's: a weight reaches 0 where it is dropped
+        w = np.maximum(w[:top] - w[top:top + 1], 0.0)
+        w[0] = np.maximum(w[0], 1e-300)
+    order, w = order[:top], w[:top]
     w /= w.sum(axis=0, keepdims=True)
     cols = order.T.reshape(-1)
     rows = np.repeat(np.arange(p), top)

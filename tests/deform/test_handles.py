@@ -12,7 +12,7 @@ import trimesh
 from scipy.spatial.transform import Rotation
 
 from neurok_cli.deform.elastic import Membrane, NeoHookean, lame, smooth_solid, triangles
-from neurok_cli.deform.handle_motion import build_mechanics, handle_motion
+from neurok_cli.deform.handle_motion import build_mechanics, free_directions, handle_motion
 from neurok_cli.deform.handles import TOP, affine_coords, build_basis, mesh_edges
 from neurok_cli.deform.motion import MotionConfig
 from neurok_cli.errors import UsageError
@@ -211,9 +211,7 @@ def test_a_cantilever_bends_as_beam_theory_says():
     mat = PRESET_MATERIALS["beam"]
     held = v[:, 0] < 1e-9
     mech = build_mechanics(v, f, "beam", mat, pinned=held)
-    from neurok_cli.deform.handle_motion import _free_directions
-
-    N = _free_directions(mech.basis.rows(mech.held), len(mech.M))
+    N = free_directions(mech)
     g = 9.81
     load = mech.mass_rows.T @ (mech.point_mass[:, None] * np.array([0.0, -g, 0.0]))
     Nk = np.kron(N, np.eye(3))
