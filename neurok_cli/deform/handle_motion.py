@@ -151,11 +151,12 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         edges = np.concatenate([mesh_edges(f), n + mesh_edges(tets)])
         groups = _with_nodes(groups, v, nodes)
         basis = build_basis(points, edges, min(count, _most_handles(len(nodes))),
-                            candidates=np.arange(n, len(points)), groups=groups)
+                            candidates=np.arange(n, len(points)), groups=groups,
+                            scale=_thickness(v, nodes))
         node_rows = basis.rows(np.arange(n, len(points)))
         tet_volume = tetrahedra(nodes, tets, node_rows).measure
-        elements = smooth_solid(points, basis.weights, basis.centres,
-                                nodes[tets].mean(axis=1), tet_volume)
+        elements = smooth_solid(nodes, basis.weights[n:], basis.centres,  # a 3D grid:
+                                nodes[tets].mean(axis=1), tet_volume)  # not the surface's sheet
         point_mass = np.zeros(len(nodes))
         np.add.at(point_mass, tets.reshape(-1), np.repeat(tet_volume / 4, 4))
         mass_rows, law, bending = node_rows, NeoHookean(law_material), None
@@ -177,6 +178,15 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
                      held=groups)
 
 
+def _thickness(v: np.ndarray, nodes: np.ndarray, k: int = 27) -> np.ndarray:
+    """(K,) the solid's local thickness at its lattice nodes: twice the largest depth below
+    the surface among each node's k nearest (a node near the surface reads its part's
+    middle, not its own small depth)."""
+    depth, _ = cKDTree(v).query(nodes)
+    _, near = cKDTree(nodes).query(nodes, k=min(k, len(nodes)))
+    return 2 * depth[near].max(axis=1)
+
+
 def _most_handles(points: int) -> int:
     """A handle needs points enough to tell its affine map (its weights reach about TOP
     times its share): at most one per POINTS_PER_HANDLE of them."""
@@ -185,16 +195,24 @@ def _most_handles(points: int) -> int:
 
 def _with_nodes(groups: list[np.ndarray], v: np.ndarray, nodes: np.ndarray
                 ) -> list[np.ndarray]:
-    """The pinned regions with the lattice nodes whose nearest vertex they pin: the
-    material under a pinned surface is held with it (indices into vertices, then nodes)."""
+    """The pinned regions with the lattice nodes under them: those whose nearest vertex
+    they pin and that lie within the region's bounds, widened by half the lattice's step
+    (a coarse surface's nearest vertex reaches far past the region: a clamp would hold
+    more of a beam than it was asked to). Indices into vertices, then nodes."""
     if not groups:
         return groups
     owner = np.full(len(v), -1)
     for i, g in enumerate(groups):
         owner[g] = i
     _, near = cKDTree(v).query(nodes)
-    return [np.concatenate([g, len(v) + np.flatnonzero(owner[near] == i)])
-            for i, g in enumerate(groups)]
+    step = float(np.median(cKDTree(nodes).query(nodes, k=2)[0][:, 1])) if len(nodes) > 1 \
+        else 0.0
+    out = []
+    for i, g in enumerate(groups):
+        lo, hi = v[g].min(axis=0) - step / 2, v[g].max(axis=0) + step / 2
+        inside = np.all((nodes >= lo) & (nodes <= hi), axis=1)
+        out.append(np.concatenate([g, len(v) + np.flatnonzero((owner[near] == i) & inside)]))
+    return out
 
 
 def _bending(v, f, areas, rows, material, thickness) -> Bending:
@@ -219,12 +237,14 @@ def free_directions(mech: Mechanics) -> np.ndarray:
     blocks = []
     for h in range(H):
         pts = w.indices[w.indptr[h]:w.indptr[h + 1]]
-        rel = np.concatenate([basis.points[pts] - basis.centres[h], np.ones((len(pts), 1))],
-                             axis=1) * np.sqrt(w.data[w.indptr[h]:w.indptr[h + 1]])[:, None]
-        val, vec = np.linalg.eigh(rel.T @ rel)
-        block = vec[:, val > SPANNED * max(float(val[-1]), 1e-300)]
-        if block.shape[1] == 4:
-            block = np.eye(4)
+        rel = (basis.points[pts] - basis.centres[h]) * np.sqrt(
+            w.data[w.indptr[h]:w.indptr[h + 1]])[:, None]
+        val, vec = np.linalg.eigh(rel.T @ rel)  # the spread of its points about its centre
+        keep = vec[:, val > SPANNED * max(float(val[-1]), 1e-300)]
+        block = np.eye(4)  # (its translation always moves them)
+        if keep.shape[1] < 3:
+            block = np.zeros((4, keep.shape[1] + 1))
+            block[:3, :-1], block[3, -1] = keep, 1.0
         if h < len(mech.held):
             rows = basis.rows(mech.held[h]).toarray()[:, 4 * h:4 * h + 4] @ block
             if len(rows):

@@ -30,7 +30,6 @@ from scipy.spatial import cKDTree
 
 TOP = 4  # handles that move a point
 WIDTH = 0.6  # Gaussian width, x the spacing the farthest-point sampling reached
-CONTINUOUS = True
 NEIGHBOURS = 8  # graph edges from each point to its nearest ones
 
 
@@ -128,43 +127,63 @@ def _bridges(points: np.ndarray, label: np.ndarray, n: int) -> np.ndarray:
 
 def farthest_handles(graph: sp.csr_matrix, points: np.ndarray, count: int,
                      candidates: np.ndarray | None = None,
-                     groups: list[np.ndarray] = ()) -> tuple[int, np.ndarray]:
+                     groups: list[np.ndarray] = (), scale: np.ndarray | None = None
+                     ) -> tuple[int, np.ndarray, np.ndarray]:
     """``count`` handles: one for each of ``groups`` (point indices), then points among
     ``candidates`` (default: all) by farthest-point sampling in graph distance, starting
-    from the candidate farthest from the centroid (deterministic) -> (how many handles the
-    groups hold, distances (H, P) of each handle from its point or group)."""
+    from the candidate farthest from the centroid (deterministic). With ``scale`` (one per
+    candidate: the material's local thickness), distances are read in its units, so a
+    slender part gets handles along its length rather than across it -> (how many handles
+    the groups hold, distances (H, P) of each handle from its point or group, (H,) the
+    point each sampled handle stands on, -1 for a group's)."""
     cand = np.arange(len(points)) if candidates is None else np.asarray(candidates)
     count = max(1, len(groups), min(count, len(cand) + len(groups)))
+    unit = np.ones(len(cand)) if scale is None else np.maximum(scale, 1e-12)
     dist = [dijkstra(graph, directed=False, indices=g, min_only=True) for g in groups]
+    at = [-1] * len(groups)
     if dist:
         nearest = np.min(np.stack(dist), axis=0)[cand]
     else:
         first = int(cand[np.argmax(np.linalg.norm(points[cand] - points.mean(axis=0),
                                                   axis=1))])
         dist.append(dijkstra(graph, directed=False, indices=first))
+        at.append(first)
         nearest = dist[0][cand].copy()
     while len(dist) < count:
-        i = int(np.argmax(nearest))
+        i = int(np.argmax(nearest / unit))
         if nearest[i] <= 0:
             break
-        dist.append(dijkstra(graph, directed=False, indices=int(cand[i])))
+        at.append(int(cand[i]))
+        dist.append(dijkstra(graph, directed=False, indices=at[-1]))
         nearest = np.minimum(nearest, dist[-1][cand])
-    return len(groups), np.stack(dist)
+    return len(groups), np.stack(dist), np.asarray(at)
 
 
-def gaussian_weights(dist: np.ndarray, spacing: float, top: int | None = None
+def handle_spacing(dist: np.ndarray, at: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """(H,) each handle's graph distance to its nearest other handle (a group's: from its
+    nearest point)."""
+    h = len(dist)
+    out = np.empty(h)
+    for k in range(h):
+        others = np.delete(np.arange(h), k)
+        if not len(others):
+            out[k] = np.inf
+        elif at[k] >= 0:
+            out[k] = dist[others, at[k]].min()
+        else:
+            out[k] = dist[np.ix_(others, groups[k])].min()
+    return out
+
+
+def gaussian_weights(dist: np.ndarray, sigma: np.ndarray, top: int | None = None
                      ) -> sp.csr_matrix:
-    """(P, H) normalized Gaussians of the distances (H, P), the ``top`` largest per point."""
+    """(P, H) normalized Gaussians of the distances (H, P), handle h's of width
+    ``sigma[h]``, the ``top`` largest per point."""
     h, p = dist.shape
     top = min(top or TOP, h)
-    sigma = max(WIDTH * spacing, 1e-12)
-    order = np.argsort(dist, axis=0)[:top + 1]  # (top + 1, P) each point's nearest handles
-    d = np.take_along_axis(dist, order, axis=0)
-    w = np.exp(-0.5 * ((d - d[0:1]) / sigma) ** 2)  # relative to the nearest: no underflow
-    if CONTINUOUS and h > top:  # less the next one's: a weight reaches 0 where it is dropped
-        w = np.maximum(w[:top] - w[top:top + 1], 0.0)
-        w[0] = np.maximum(w[0], 1e-300)
-    order, w = order[:top], w[:top]
+    log = -0.5 * (dist / np.maximum(sigma, 1e-12)[:, None]) ** 2  # (H, P)
+    order = np.argsort(-log, axis=0)[:top]  # (top, P) the nearest handles of each point
+    w = np.exp(np.take_along_axis(log, order, axis=0) - log[order[0], np.arange(p)])
     w /= w.sum(axis=0, keepdims=True)
     cols = order.T.reshape(-1)
     rows = np.repeat(np.arange(p), top)
@@ -175,26 +194,31 @@ def gaussian_weights(dist: np.ndarray, spacing: float, top: int | None = None
 
 def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
                 candidates: np.ndarray | None = None,
-                groups: list[np.ndarray] = ()) -> HandleBasis:
+                groups: list[np.ndarray] = (), scale: np.ndarray | None = None
+                ) -> HandleBasis:
     """The handle basis over ``points`` (P, 3), joined by ``edges`` (E, 2) (mesh and lattice
     edges; nearest neighbours are added), with ``handles`` handles placed on ``candidates``
-    (default: any point; a solid's: its inner nodes, which carry its mass). Each of
-    ``groups`` (a pinned region's points) is one handle that alone moves its points, so
-    holding it holds them and no other handle: a clamp without a clamped neighbourhood."""
+    (default: any point; a solid's: its inner nodes, which carry its mass), spaced in
+    units of ``scale`` (see ``farthest_handles``). Each of ``groups`` (a pinned region's
+    points) is one handle that alone moves its points, so holding it holds them and no
+    other handle: a clamp without a clamped neighbourhood. Each handle's weight is a
+    Gaussian WIDTH x its spacing wide."""
     pts = np.asarray(points, np.float64)
     graph = material_graph(pts, np.asarray(edges, np.int64))
-    held, dist = farthest_handles(graph, pts, handles, candidates, groups)
-    near = np.sort(dist, axis=0)
-    spacing = (float(np.median(near[1][np.isfinite(near[1])])) if len(dist) > 1
-               else float(np.ptp(pts, axis=0).max()))
-    weights = gaussian_weights(dist, spacing).tolil()
+    held, dist, at = farthest_handles(graph, pts, handles, candidates, groups, scale)
+    spacing = handle_spacing(dist, at, list(groups))
+    if not np.isfinite(spacing).any():
+        spacing = np.full(len(dist), float(np.ptp(pts, axis=0).max()))
+    spacing = np.where(np.isfinite(spacing), spacing, np.nanmax(spacing[np.isfinite(spacing)]))
+    weights = gaussian_weights(dist, WIDTH * spacing).tolil()
     for h, g in enumerate(groups[:held]):
         weights[g] = 0.0
         weights[g, h] = 1.0
     weights = weights.tocsr()
     weights.eliminate_zeros()
     centres = np.asarray(weights.T @ pts / np.maximum(weights.sum(axis=0).A1, 1e-30)[:, None])
-    return HandleBasis(points=pts, weights=weights, centres=centres, spacing=spacing)
+    return HandleBasis(points=pts, weights=weights, centres=centres,
+                       spacing=float(np.median(spacing)))
 
 
 def mesh_edges(faces: np.ndarray) -> np.ndarray:

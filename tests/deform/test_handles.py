@@ -204,7 +204,7 @@ def test_a_dropped_box_settles_on_the_ground():
 
 def test_a_cantilever_bends_as_beam_theory_says():
     """A clamped box of aspect 5 under its own weight: the static tip deflection from the
-    reduced stiffness is within 20 % of Euler-Bernoulli's."""
+    reduced stiffness is within 15 % of Euler-Bernoulli's."""
     L, a = 1.0, 0.2
     v, f = _box(extents=(L, a, a), subdivide=3, lift=1.0)
     v[:, 0] -= v[:, 0].min()
@@ -221,5 +221,5 @@ def test_a_cantilever_bends_as_beam_theory_says():
     deflection = -(mech.vertex_rows[tip] @ Z)[:, 1].mean()
     inertia = a ** 4 / 12
     theory = mat.density * g * a * a * L ** 4 / (8 * mat.young * inertia)
-    assert deflection == pytest.approx(theory, rel=0.2)
+    assert deflection == pytest.approx(theory, rel=0.15)
     assert math.isfinite(deflection)
