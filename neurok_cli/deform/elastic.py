@@ -11,6 +11,7 @@ gradient cost two sparse products and a few array operations; the rest Hessian `
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,16 +108,45 @@ def tetrahedra(nodes: np.ndarray, tets: np.ndarray, rows_to_z: sp.csr_matrix) ->
     return Elements(element_operator(rows_to_z, tets, grads), F0, vol)
 
 
+def cubature(vertices: np.ndarray, faces: np.ndarray, most: int
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """At most about ``most`` of a surface's triangles that stand for all of them: the
+    largest triangle in each cell of a grid over their centroids, weighed by its cell's
+    area over its own -> (the triangles' indices, their weights). A smooth basis needs no
+    more: its strain varies over a handle's width, not a triangle's."""
+    x = vertices[faces]
+    area = 0.5 * np.linalg.norm(np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0]), axis=1)
+    if len(faces) <= most:
+        return np.arange(len(faces)), np.ones(len(faces))
+    centroid = x.mean(axis=1)
+    lo = centroid.min(axis=0)
+    step = math.sqrt(area.sum() / most)
+    for _ in range(16):  # the cells a surface occupies: about its area over a cell's
+        cell = np.floor((centroid - lo) / step).astype(np.int64)
+        key, label = np.unique(cell, axis=0, return_inverse=True)
+        if len(key) <= 1.25 * most:
+            break
+        step *= 1.15
+    label = label.reshape(-1)
+    order = np.lexsort((-area, label))  # by cell, the largest first
+    first = order[np.r_[0, np.flatnonzero(np.diff(label[order])) + 1]]
+    total = np.bincount(label, weights=area)
+    keep = first[area[first] > 0]
+    return keep, total[label[keep]] / area[keep]
+
+
 def triangles(vertices: np.ndarray, faces: np.ndarray, thickness: float,
-              rows_to_z: sp.csr_matrix) -> Elements:
-    """Elements of a sheet's triangles (degenerate ones dropped); F0 is each triangle's
-    orthonormal in-plane frame (3, 2)."""
+              rows_to_z: sp.csr_matrix, weight: np.ndarray | None = None) -> Elements:
+    """Elements of a sheet's triangles (degenerate ones dropped), each standing for
+    ``weight`` x its own area (default 1); F0 is each triangle's orthonormal in-plane
+    frame (3, 2)."""
+    weight = np.ones(len(faces)) if weight is None else np.asarray(weight, np.float64)
     x = vertices[faces]
     e1, e2 = x[:, 1] - x[:, 0], x[:, 2] - x[:, 0]
     n = np.cross(e1, e2)
     area2 = np.linalg.norm(n, axis=1)
     ok = area2 > 1e-12 * max(float(np.max(area2, initial=0.0)), 1e-30)
-    e1, e2, n, area2, faces = e1[ok], e2[ok], n[ok], area2[ok], faces[ok]
+    e1, e2, n, area2, faces, weight = e1[ok], e2[ok], n[ok], area2[ok], faces[ok], weight[ok]
     t1 = e1 / np.linalg.norm(e1, axis=1, keepdims=True)
     t2 = np.cross(n / area2[:, None], t1)
     frame = np.stack([t1, t2], axis=2)  # (E, 3, 2)
@@ -124,7 +154,8 @@ def triangles(vertices: np.ndarray, faces: np.ndarray, thickness: float,
                   axis=2)  # (E, 2, 2): columns are the edges in the frame
     inv = np.linalg.inv(Dm)
     grads = np.concatenate([-inv.sum(axis=1, keepdims=True), inv], axis=1)  # (E, 3, 2)
-    return Elements(element_operator(rows_to_z, faces, grads), frame, 0.5 * area2 * thickness)
+    return Elements(element_operator(rows_to_z, faces, grads), frame,
+                    0.5 * area2 * thickness * weight)
 
 
 class NeoHookean:
@@ -163,20 +194,43 @@ def _cofactor(F: np.ndarray) -> np.ndarray:
 
 class Membrane:
     """A sheet's stretch: St. Venant-Kirchhoff in plane stress, Psi = mu |E|^2 +
-    lam/2 tr(E)^2 with E = (F^T F - I) / 2, F (3, 2)."""
+    lam/2 tr(E)^2 with E = (F^T F - I) / 2, F (3, 2). With ``tension_only`` (cloth), the
+    strain's compressed directions cost nothing, Psi = mu |E+|^2 + lam/2 max(tr E, 0)^2
+    (E+ keeps E's positive eigenvalues): fabric buckles into wrinkles finer than any
+    smooth basis holds rather than carry a compression, so a curved cloth does not stand
+    as a shell."""
 
-    def __init__(self, material: SimMaterial):
+    def __init__(self, material: SimMaterial, tension_only: bool = False):
         self.mu, self.lam = lame(material, plane_stress=True)
+        self.tension_only = tension_only
 
     def energy_stress(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         E = 0.5 * (np.einsum("eci,ecj->eij", F, F) - np.eye(2))
         tr = E[:, 0, 0] + E[:, 1, 1]
+        if self.tension_only:
+            E = _positive_part(E)
+            tr = np.maximum(tr, 0.0)
         psi = self.mu * np.einsum("eij,eij->e", E, E) + 0.5 * self.lam * tr ** 2
         S = 2 * self.mu * E + (self.lam * tr)[:, None, None] * np.eye(2)
         return psi, F @ S
 
     def tangent(self, F0: np.ndarray) -> np.ndarray:
         return _tangent(self.energy_stress, F0)
+
+
+def _positive_part(E: np.ndarray) -> np.ndarray:
+    """(n, 2, 2) symmetric matrices with their negative eigenvalues set to zero."""
+    a, b, d = E[:, 0, 0], E[:, 0, 1], E[:, 1, 1]
+    m = 0.5 * (a + d)
+    r = np.sqrt((0.5 * (a - d)) ** 2 + b * b)
+    hi, lo = m + r, m - r
+    # one positive eigenvalue: hi times the projector onto its eigenvector, (E - lo I) / 2r
+    scale = np.where(lo >= 0, 1.0, np.where(hi <= 0, 0.0, hi / np.maximum(2 * r, 1e-300)))
+    shift = np.where((lo < 0) & (hi > 0), lo, 0.0)
+    out = E * scale[:, None, None]
+    out[:, 0, 0] -= scale * shift
+    out[:, 1, 1] -= scale * shift
+    return out
 
 
 def _tangent(energy_stress, F0: np.ndarray, eps: float = 1e-6) -> np.ndarray:
@@ -215,11 +269,19 @@ class Bending:
         Q = rigidity * np.asarray((Lr.T @ sp.diags(inv_area) @ Lr).todense())
         return cls(Lr, np.asarray(L @ vertices), inv_area, rigidity, Q)
 
-    def energy_grad(self, Z: np.ndarray, R: np.ndarray) -> tuple[float, np.ndarray]:
-        """Energy and (4H, 3) gradient at Z, with the vertices' rotations R (N, 3, 3)."""
-        r = self.Lr @ Z + self.rest - np.einsum("vij,vj->vi", R, self.rest)
-        wr = r * self.inv_area[:, None]
-        return 0.5 * self.rigidity * float(np.sum(r * wr)), self.rigidity * (self.Lr.T @ wr)
+    def turned(self, R: np.ndarray) -> tuple[np.ndarray, float]:
+        """With the vertices' rotations R (N, 3, 3) held (lagged a step), the energy is
+        quadratic in Z: 1/2 Z.Q Z + Z.b + c -> (b (4H, 3), c)."""
+        d = self.rest - np.einsum("vij,vj->vi", R, self.rest)
+        wd = d * self.inv_area[:, None]
+        return self.rigidity * (self.Lr.T @ wd), 0.5 * self.rigidity * float(np.sum(d * wd))
+
+    @staticmethod
+    def energy_grad(Z: np.ndarray, Q: np.ndarray, b: np.ndarray, c: float
+                    ) -> tuple[float, np.ndarray]:
+        """Energy and (4H, 3) gradient at Z of the quadratic form ``turned`` gave."""
+        QZ = Q @ Z
+        return 0.5 * float(np.sum(Z * QZ)) + float(np.sum(Z * b)) + c, QZ + b
 
 
 def smooth_solid(basis_points: np.ndarray, weights: sp.csr_matrix, centres: np.ndarray,

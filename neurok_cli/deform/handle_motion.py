@@ -36,8 +36,8 @@ from .elastic import (
     Elements,
     Membrane,
     NeoHookean,
+    cubature,
     smooth_solid,
-    tetrahedra,
     triangles,
 )
 from .handles import HandleBasis, affine_coords, build_basis, mesh_edges
@@ -48,10 +48,12 @@ GUST_HZ = 0.7  # the wind's gust frequency (as the engine's)
 MAX_STEP = 1 / 120  # s: the longest step (BDF2 damps a 2 Hz swing 0.2 % a period at it)
 ITERATIONS = 16  # L-BFGS iterations per step, at most
 HISTORY = 6  # L-BFGS pairs kept within a step
-TOLERANCE = 1e-6  # a step stops when its decrease is below this x m g size
+TOLERANCE = 1e-6  # a step stops when its decrease is below this x its energy scale
 SLIP = 1e-3  # m/s: friction's smoothing speed (below it, static friction creeps)
 SHELL = 0.05  # an open "solid": a shell this fraction of its size thick
 POINTS_PER_HANDLE = 12  # a coarse mesh gets fewer handles (see _most_handles)
+CUBATURE = 2048  # a sheet's energy is measured on at most about this many triangles
+RESOLVED = 1.5  # a solid's weights are at least this many lattice steps wide
 SPANNED = 1e-4  # a handle's direction moves its points if its share of their spread is this
 TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
 # stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
@@ -150,11 +152,13 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         points = np.concatenate([v, nodes])
         edges = np.concatenate([mesh_edges(f), n + mesh_edges(tets)])
         groups = _with_nodes(groups, v, nodes)
-        basis = build_basis(points, edges, min(count, _most_handles(len(nodes))),
+        count = min(count, _most_handles(len(nodes)))
+        tet_volume = np.abs(np.linalg.det(nodes[tets[:, 1:]] - nodes[tets[:, :1]])) / 6
+        basis = build_basis(points, edges, count,
                             candidates=np.arange(n, len(points)), groups=groups,
-                            scale=_thickness(v, nodes))
+                            scale=_thickness(v, nodes, tet_volume.sum() / count),
+                            resolution=RESOLVED * _step(nodes))
         node_rows = basis.rows(np.arange(n, len(points)))
-        tet_volume = tetrahedra(nodes, tets, node_rows).measure
         elements = smooth_solid(nodes, basis.weights[n:], basis.centres,  # a 3D grid:
                                 nodes[tets].mean(axis=1), tet_volume)  # not the surface's sheet
         point_mass = np.zeros(len(nodes))
@@ -164,9 +168,10 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         thick = material.thickness if category == "cloth" else SHELL * float(np.ptp(v, 0).max())
         basis = build_basis(v, mesh_edges(f), min(count, _most_handles(n)), groups=groups)
         mass_rows = basis.rows()
-        elements = triangles(v, f, thick, mass_rows)
+        keep, weight = cubature(v, f, CUBATURE)
+        elements = triangles(v, f[keep], thick, mass_rows, weight)
         point_mass = areas.copy()
-        law = Membrane(law_material)
+        law = Membrane(law_material, tension_only=category == "cloth")
         bending = _bending(v, f, areas, mass_rows, law_material, thick)
     point_mass *= mass_total / max(point_mass.sum(), 1e-30)
     M = np.asarray((mass_rows.T @ sp.diags(point_mass) @ mass_rows).todense())
@@ -178,13 +183,22 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
                      held=groups)
 
 
-def _thickness(v: np.ndarray, nodes: np.ndarray, k: int = 27) -> np.ndarray:
+def _thickness(v: np.ndarray, nodes: np.ndarray, share: float, k: int = 27) -> np.ndarray:
     """(K,) the solid's local thickness at its lattice nodes: twice the largest depth below
     the surface among each node's k nearest (a node near the surface reads its part's
-    middle, not its own small depth)."""
+    middle, not its own small depth), and at least half the side of a cube of ``share``
+    (each handle's share of the volume): a slender beam's handles space along it, while a
+    figure's small flippers and feet do not draw handles from its body."""
     depth, _ = cKDTree(v).query(nodes)
     _, near = cKDTree(nodes).query(nodes, k=min(k, len(nodes)))
-    return 2 * depth[near].max(axis=1)
+    return np.maximum(2 * depth[near].max(axis=1), 0.5 * share ** (1 / 3))
+
+
+def _step(points: np.ndarray) -> float:
+    """The median distance from a point to its nearest other."""
+    if len(points) < 2:
+        return 0.0
+    return float(np.median(cKDTree(points).query(points, k=2)[0][:, 1]))
 
 
 def _most_handles(points: int) -> int:
@@ -205,8 +219,7 @@ def _with_nodes(groups: list[np.ndarray], v: np.ndarray, nodes: np.ndarray
     for i, g in enumerate(groups):
         owner[g] = i
     _, near = cKDTree(v).query(nodes)
-    step = float(np.median(cKDTree(nodes).query(nodes, k=2)[0][:, 1])) if len(nodes) > 1 \
-        else 0.0
+    step = _step(nodes)
     out = []
     for i, g in enumerate(groups):
         lo, hi = v[g].min(axis=0) - step / 2, v[g].max(axis=0) + step / 2
@@ -356,6 +369,7 @@ class _Step:
         g = np.asarray(cond.gravity, np.float64)
         gmag = max(float(np.linalg.norm(g)), 9.81)
         self.gravity = mech.mass_rows.T @ (mech.point_mass[:, None] * g[None, :])  # (4H, 3)
+        self.weight = mech.mass_total * float(np.linalg.norm(g)) * self.size  # J
         share = mech.mass_total * mech.areas / max(mech.areas.sum(), 1e-30)
         self.k_contact = 16 * share * gmag / (PENETRATION * self.size) if cond.ground else None
         self.dashpot = (2 * CONTACT_DAMPING * np.sqrt(self.k_contact * share)
@@ -375,7 +389,7 @@ class _Step:
         self.air = 0.5 * AIR_DENSITY * DRAG if cfg.still_air or self.wind.any() else 0.0
         self.rows_y = mech.vertex_rows
         self.R_handles = np.broadcast_to(np.eye(3), (mech.basis.handles, 3, 3)).copy()
-        self.R_vertices = np.broadcast_to(np.eye(3), (len(v), 3, 3)).copy()
+        self.bend = (np.zeros((mech.M.shape[0], 3)), 0.0)  # bending's linear part, at rest
         material = slice(len(v), None) if mech.solid else slice(0, len(v))
         self.material_rest = mech.basis.points[material]
         self.material_weights = mech.basis.weights[material].T.tocsr()
@@ -399,8 +413,11 @@ class _Step:
         """(N, 3) air pressure on the vertices (wind with its gusts, and still air)."""
         if self.air == 0.0:
             return np.zeros_like(x)
-        tri = x[self.faces]
-        normal = self.corners @ np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+        a = x[self.faces[:, 1]] - x[self.faces[:, 0]]
+        b = x[self.faces[:, 2]] - x[self.faces[:, 0]]
+        normal = self.corners @ np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+                                          a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                                          a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
         a = np.linalg.norm(normal, axis=1)
         n = normal / np.maximum(a, 1e-30)[:, None]
         wind = self.wind * (1.0 + self.gust * math.sin(2 * math.pi * GUST_HZ * t))
@@ -422,9 +439,9 @@ class _Step:
         # points cannot tell (a handle on a line of points: the pinned edge of a sheet)
         own = np.eye(3) + Z.reshape(H, 4, 3)[:, :3, :].transpose(0, 2, 1)
         self.R_handles = _polar(cov + self.material_spread[:, None, None] * own)
-        if mech.bending is not None:
+        if mech.bending is not None:  # (a blend of nearby rotations: near one itself)
             blend = mech.basis.weights[: len(self.v)] @ self.R_handles.reshape(-1, 9)
-            self.R_vertices = _polar(blend.reshape(-1, 3, 3))
+            self.bend = mech.bending.turned(blend.reshape(-1, 3, 3))
 
     def potential(self, Z, Zn, Zt, contact: _Contact | None):
         """The incremental potential at Z and its gradient (4H, 3)."""
@@ -438,7 +455,7 @@ class _Step:
         val += float(np.dot(mech.elements.measure, psi))
         grad = grad + mech.elements.pull(Pk)
         if mech.bending is not None:
-            eb, gb = mech.bending.energy_grad(Z, self.R_vertices)
+            eb, gb = Bending.energy_grad(Z, mech.bending.Q, *self.bend)
             val += eb
             grad = grad + gb
         if self.beta > 0:  # Rayleigh damping, the rest stiffness turned by the handles
@@ -574,7 +591,9 @@ class _Step:
         val, gz = self.potential(N @ Y, Zn, Zt, contact)
         g = N.T @ gz
         s_hist, y_hist = [], []
-        scale = max(self.mech.mass_total * 9.81 * self.size, 1e-12) * TOLERANCE
+        dz = Zt - Zn  # the step's own energy scale: its weight's work over the object's
+        moving = 0.5 * float(np.sum(dz * (self.mech.M @ dz))) / self.hh ** 2  # size, its
+        scale = TOLERANCE * max(self.weight + moving, abs(val), 1e-300)  # motion, its energy
         for it in range(1, ITERATIONS + 1):
             d = -self._two_loop(g, s_hist, y_hist)
             slope = float(np.sum(g * d))
@@ -727,7 +746,7 @@ def _energies(stepper: _Step, Z, V, energy, fi: int, work: float, lost: float) -
     psi, _ = mech.law.energy_stress(mech.elements.gradients(Z))
     pot = float(np.dot(mech.elements.measure, psi)) - float(np.sum(stepper.gravity * Z))
     if mech.bending is not None:
-        pot += mech.bending.energy_grad(Z, stepper.R_vertices)[0]
+        pot += Bending.energy_grad(Z, mech.bending.Q, *stepper.bend)[0]
     if stepper.k_contact is not None:
         y = np.minimum(stepper.v[:, 1] + mech.vertex_rows @ Z[:, 1], 0.0)
         pot += 0.5 * float(np.sum(stepper.k_contact * y * y))

@@ -194,15 +194,16 @@ def gaussian_weights(dist: np.ndarray, sigma: np.ndarray, top: int | None = None
 
 def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
                 candidates: np.ndarray | None = None,
-                groups: list[np.ndarray] = (), scale: np.ndarray | None = None
-                ) -> HandleBasis:
+                groups: list[np.ndarray] = (), scale: np.ndarray | None = None,
+                resolution: float = 0.0) -> HandleBasis:
     """The handle basis over ``points`` (P, 3), joined by ``edges`` (E, 2) (mesh and lattice
     edges; nearest neighbours are added), with ``handles`` handles placed on ``candidates``
     (default: any point; a solid's: its inner nodes, which carry its mass), spaced in
     units of ``scale`` (see ``farthest_handles``). Each of ``groups`` (a pinned region's
     points) is one handle that alone moves its points, so holding it holds them and no
     other handle: a clamp without a clamped neighbourhood. Each handle's weight is a
-    Gaussian WIDTH x its spacing wide."""
+    Gaussian WIDTH x its spacing wide, and at least ``resolution`` (the spacing of the
+    points its energy is measured at: a weight that changes faster is not seen there)."""
     pts = np.asarray(points, np.float64)
     graph = material_graph(pts, np.asarray(edges, np.int64))
     held, dist, at = farthest_handles(graph, pts, handles, candidates, groups, scale)
@@ -210,7 +211,7 @@ def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
     if not np.isfinite(spacing).any():
         spacing = np.full(len(dist), float(np.ptp(pts, axis=0).max()))
     spacing = np.where(np.isfinite(spacing), spacing, np.nanmax(spacing[np.isfinite(spacing)]))
-    weights = gaussian_weights(dist, WIDTH * spacing).tolil()
+    weights = gaussian_weights(dist, np.maximum(WIDTH * spacing, resolution)).tolil()
     for h, g in enumerate(groups[:held]):
         weights[g] = 0.0
         weights[g, h] = 1.0
