@@ -9,8 +9,9 @@ the ground, with lagged, smoothed Coulomb friction as IPC writes it) and pins (t
 directions that would move a pinned vertex are removed); air drag and wind act on the
 surface's vertices, lagged a step. The minimizer is L-BFGS preconditioned by the rest
 Hessian turned by each handle's rotation, with the contact's and friction's own, factored
-afresh when the contact set changes, while the object slides, or every few steps: the
-reduced system has a few hundred coordinates, so a factorization costs a millisecond.
+afresh when the contact set changes, while the object slides, or once a handle has turned
+a few degrees: the reduced system has a few hundred coordinates, so a factorization costs
+a millisecond or a few.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from .motion import Motion, MotionConfig
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
 GUST_HZ = 0.7  # the wind's gust frequency (as the engine's)
-MAX_STEP = 1 / 120  # s: the longest step (BDF2 damps a 2 Hz swing 0.2 % a period at it)
+MAX_STEP = 1 / 120  # s: the longest step (an undamped beam's 1.4 Hz swing keeps its
+# amplitude over four periods at it, within the few per cent the tip's sampling reads)
 ITERATIONS = 16  # L-BFGS iterations per step, at most
 HISTORY = 6  # L-BFGS pairs kept within a step
 TOLERANCE = 1e-6  # a step stops when its decrease is below this x its energy scale
@@ -59,7 +61,7 @@ TURN = math.radians(3)  # refactor once a handle has turned this far: a stale fa
 # stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
 CONTACT_DAMPING = 1.0  # the ground's damping ratio per vertex (the engine's contacts: 1)
 REACH = 0.02  # the ground's candidates: vertices this x size above it (and their fall)
-HANDLES = {"soft": 24, "cloth": 64, "beam": 16}  # beams add handles along their length
+HANDLES = {"soft": 24, "cloth": 32, "beam": 16}  # beams add handles along their length
 
 
 @dataclass
@@ -109,7 +111,7 @@ def _solid(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndar
     from ..sim.lattice import lattice
 
     ext = np.sort(np.ptp(vertices, axis=0))
-    cells = int(min(48, max(10, math.ceil(2.5 * ext[2] / max(ext[0], 1e-9)))))
+    cells = int(min(48, max(14, math.ceil(2.5 * ext[2] / max(ext[0], 1e-9)))))
     try:
         return lattice(vertices, faces, cells, winding=_winding)
     except UsageError:
@@ -159,8 +161,12 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
                             scale=_thickness(v, nodes, tet_volume.sum() / count),
                             resolution=RESOLVED * _step(nodes))
         node_rows = basis.rows(np.arange(n, len(points)))
-        elements = smooth_solid(nodes, basis.weights[n:], basis.centres,  # a 3D grid:
-                                nodes[tets].mean(axis=1), tet_volume)  # not the surface's sheet
+        near = np.concatenate([n + np.arange(len(nodes)), _even(v, _step(nodes))])
+        # the body's own volume, as its mass has, where the lattice covers 90-97 % of it
+        fill = float(np.clip(mass_total / (material.density * max(tet_volume.sum(), 1e-30)),
+                             0.5, 2.0))
+        elements = smooth_solid(points[near], basis.weights[near], basis.centres,
+                                nodes[tets].mean(axis=1), tet_volume * fill)
         point_mass = np.zeros(len(nodes))
         np.add.at(point_mass, tets.reshape(-1), np.repeat(tet_volume / 4, 4))
         mass_rows, law, bending = node_rows, NeoHookean(law_material), None
@@ -192,6 +198,14 @@ def _thickness(v: np.ndarray, nodes: np.ndarray, share: float, k: int = 27) -> n
     depth, _ = cKDTree(v).query(nodes)
     _, near = cKDTree(nodes).query(nodes, k=min(k, len(nodes)))
     return np.maximum(2 * depth[near].max(axis=1), 0.5 * share ** (1 / 3))
+
+
+def _even(points: np.ndarray, step: float) -> np.ndarray:
+    """Indices of ``points`` thinned to about one per cube of side ``step`` (the first in
+    each): a surface as dense as the lattice inside it."""
+    cell = np.floor((points - points.min(axis=0)) / max(step, 1e-12)).astype(np.int64)
+    _, first = np.unique(cell, axis=0, return_index=True)
+    return np.sort(first)
 
 
 def _step(points: np.ndarray) -> float:
