@@ -1,6 +1,7 @@
 """Speed of `neurok animate` (latent dynamics) against `neurok simulate` (full-order MuJoCo).
 
     python benchmarks/bench_animate.py [--quick] [--repeat 3] [--json out.json]
+        [--space learned|handles] [--sizes 10000 ...] [--no-durations]
 
 Every figure is a whole command line run as a user runs it (a fresh process: start-up,
 loading, encoding, integration, decoding and writing a GLB), timed from outside; animate and
@@ -53,9 +54,13 @@ def timed(args: list[str]) -> tuple[float, dict]:
     return wall, json.loads(proc.stdout)
 
 
+SPACE = "learned"  # animate's --space (set by --space)
+
+
 def animate(src: Path, seconds: float, out: Path, weights: str) -> dict:
+    extra = ["--weights", weights] if SPACE == "learned" else ["--space", SPACE]
     wall, rep = timed(["animate", str(src), "-o", str(out), "--seconds", str(seconds),
-                       "--material", "soft", "--weights", weights])
+                       "--material", "soft", *extra])
     return {"wall_s": wall, "stages": rep["timings"], "steps": rep["steps"],
             "drift": rep["energy"]["drift"]}
 
@@ -96,22 +101,32 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--weights", default="neurok-base")
+    ap.add_argument("--space", default="learned", choices=("learned", "handles"),
+                    help="animate's shape space (as its --space)")
+    ap.add_argument("--sizes", nargs="+", type=int, default=None,
+                    help="sphere vertex counts (default: 1k, 10k and, without --quick, 100k)")
+    ap.add_argument("--no-durations", action="store_true",
+                    help="only the 4 s drops (no 1/15/60 s runs, no fit)")
     args = ap.parse_args()
+    global SPACE
+    SPACE = args.space
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        sizes = [1_000, 10_000] + ([] if args.quick else [100_000])
+        sizes = args.sizes or [1_000, 10_000] + ([] if args.quick else [100_000])
         spheres, counts = {}, {}
         for n in sizes:
             spheres[n] = tmp / f"sphere{n}.obj"
             counts[n] = sphere(spheres[n], n)
-        animate(spheres[1_000], 0.1, tmp / "warm.glb", args.weights)  # compiled code cached
+        animate(spheres[sizes[0]], 0.1, tmp / "warm.glb", args.weights)  # compiled code cached
         for n in sizes:
             rows.append(pair(spheres[n], 4.0, tmp, args.weights, args.repeat, counts[n]))
-        for seconds in [1.0, 15.0] + ([] if args.quick else [60.0]):
-            rows.append(pair(spheres[10_000], seconds, tmp, args.weights,
-                             1 if seconds > 4 else args.repeat, counts[10_000]))
-        fit = fit_then_animate(spheres[10_000], tmp, args.weights)
+        fit = None
+        if not args.no_durations and 10_000 in spheres:
+            for seconds in [1.0, 15.0] + ([] if args.quick else [60.0]):
+                rows.append(pair(spheres[10_000], seconds, tmp, args.weights,
+                                 1 if seconds > 4 else args.repeat, counts[10_000]))
+            fit = fit_then_animate(spheres[10_000], tmp, args.weights)
     head = (f"{'vertices':>9} {'seconds':>8} {'animate s':>10} {'simulate s':>11} "
             f"{'ratio':>6}  {'animate stages (s)':<60}")
     print(head)
@@ -122,10 +137,12 @@ def main() -> None:
                                                          "decode", "export") if k in st)
         print(f"{r['vertices']:>9,} {r['seconds']:>8g} {r['animate_s']:>10.2f} "
               f"{r['simulate_s']:>11.2f} {r['ratio']:>5.1f}x  {stages}")
-    print(f"fit --then-animate of a {fit['frames']}-frame clip (10k sphere): "
-          f"{fit['wall_s']:.1f} s")
+    if fit is not None:
+        print(f"fit --then-animate of a {fit['frames']}-frame clip (10k sphere): "
+              f"{fit['wall_s']:.1f} s")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
-    result = {"benchmark": "animate", "repeat": args.repeat, "rows": rows, "fit": fit,
+    result = {"benchmark": "animate", "space": args.space, "repeat": args.repeat, "rows": rows,
+              "fit": fit,
               "cpus": os.cpu_count()}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")

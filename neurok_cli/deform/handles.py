@@ -11,8 +11,9 @@ motion of the whole object is exact. Steps:
   and each point's nearest neighbours; separate parts joined at their closest points);
 - handle centres by farthest-point sampling in graph distance (geodesic through the
   material, so the two sides of a thin gap do not share a handle);
-- weights: Gaussians of the graph distance to each handle (width a fraction of the spacing
-  the sampling reached), the ``TOP`` largest kept per point and normalized to sum to one.
+- weights: Gaussians of the graph distance to each handle (each WIDTH x its distance to
+  its nearest other handle wide), the ``TOP`` largest kept per point and normalized to
+  sum to one.
 
 Coordinates are stored as ``Z`` (4H, 3): rows ``4h..4h+2`` hold ``A_h`` transposed and row
 ``4h+3`` holds ``t_h``; displacements are ``Phi @ Z`` for the (P, 4H) sparse ``Phi`` of the
@@ -29,7 +30,7 @@ from scipy.sparse.csgraph import connected_components, dijkstra
 from scipy.spatial import cKDTree
 
 TOP = 4  # handles that move a point
-WIDTH = 0.6  # Gaussian width, x the spacing the farthest-point sampling reached
+WIDTH = 0.6  # a handle's Gaussian width, x its distance to its nearest other handle
 NEIGHBOURS = 8  # graph edges from each point to its nearest ones
 
 
@@ -40,7 +41,7 @@ class HandleBasis:
     points: np.ndarray  # (P, 3) rest points: the surface's vertices first, then inner nodes
     weights: sp.csr_matrix  # (P, H) non-negative, rows sum to one, at most TOP per row
     centres: np.ndarray  # (H, 3) handle rest centres
-    spacing: float  # graph distance between neighbouring handles, m
+    spacing: float  # the median graph distance from a handle to its nearest other, m
 
     @property
     def handles(self) -> int:
