@@ -11,7 +11,6 @@ gradient cost two sparse products and a few array operations; the rest Hessian `
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,31 +107,29 @@ def tetrahedra(nodes: np.ndarray, tets: np.ndarray, rows_to_z: sp.csr_matrix) ->
     return Elements(element_operator(rows_to_z, tets, grads), F0, vol)
 
 
-def cubature(vertices: np.ndarray, faces: np.ndarray, most: int
+def cubature(centroids: np.ndarray, measure: np.ndarray, most: int, dim: int
              ) -> tuple[np.ndarray, np.ndarray]:
-    """At most about ``most`` of a surface's triangles that stand for all of them: the
-    largest triangle in each cell of a grid over their centroids, weighed by its cell's
-    area over its own -> (the triangles' indices, their weights). A smooth basis needs no
-    more: its strain varies over a handle's width, not a triangle's."""
-    x = vertices[faces]
-    area = 0.5 * np.linalg.norm(np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0]), axis=1)
-    if len(faces) <= most:
-        return np.arange(len(faces)), np.ones(len(faces))
-    centroid = x.mean(axis=1)
-    lo = centroid.min(axis=0)
-    step = math.sqrt(area.sum() / most)
-    for _ in range(16):  # the cells a surface occupies: about its area over a cell's
-        cell = np.floor((centroid - lo) / step).astype(np.int64)
+    """At most about ``most`` of a body's elements (their ``centroids`` (E, 3) and areas or
+    volumes ``measure`` (E,), ``dim`` 2 or 3) that stand for all of them: the largest in
+    each cell of a grid over the centroids, weighed by its cell's measure over its own ->
+    (the elements' indices, their weights). A smooth basis needs no more: its strain
+    varies over a handle's width, not an element's."""
+    if len(measure) <= most:
+        return np.arange(len(measure)), np.ones(len(measure))
+    lo = centroids.min(axis=0)
+    step = (measure.sum() / most) ** (1.0 / dim)
+    for _ in range(16):  # the cells a body occupies: about its measure over a cell's
+        cell = np.floor((centroids - lo) / step).astype(np.int64)
         key, label = np.unique(cell, axis=0, return_inverse=True)
         if len(key) <= 1.25 * most:
             break
         step *= 1.15
     label = label.reshape(-1)
-    order = np.lexsort((-area, label))  # by cell, the largest first
+    order = np.lexsort((-measure, label))  # by cell, the largest first
     first = order[np.r_[0, np.flatnonzero(np.diff(label[order])) + 1]]
-    total = np.bincount(label, weights=area)
-    keep = first[area[first] > 0]
-    return keep, total[label[keep]] / area[keep]
+    total = np.bincount(label, weights=measure)
+    keep = first[measure[first] > 0]
+    return keep, total[label[keep]] / measure[keep]
 
 
 def triangles(vertices: np.ndarray, faces: np.ndarray, thickness: float,

@@ -54,7 +54,7 @@ TOLERANCE = 1e-6  # a step stops when its decrease is below this x its energy sc
 SLIP = 1e-3  # m/s: friction's smoothing speed (below it, static friction creeps)
 SHELL = 0.05  # an open "solid": a shell this fraction of its size thick
 POINTS_PER_HANDLE = 12  # a coarse mesh gets fewer handles (see _most_handles)
-CUBATURE = 2048  # a sheet's energy is measured on at most about this many triangles
+CUBATURE = 2048  # energy is measured on at most about this many triangles or tetrahedra
 RESOLVED = 1.5  # a solid's weights are at least this many lattice steps wide
 SPANNED = 1e-4  # a handle's direction moves its points if its share of their spread is this
 TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
@@ -165,8 +165,9 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         # the body's own volume, as its mass has, where the lattice covers 90-97 % of it
         fill = float(np.clip(mass_total / (material.density * max(tet_volume.sum(), 1e-30)),
                              0.5, 2.0))
+        keep, weight = cubature(nodes[tets].mean(axis=1), tet_volume, CUBATURE, 3)
         elements = smooth_solid(points[near], basis.weights[near], basis.centres,
-                                nodes[tets].mean(axis=1), tet_volume * fill)
+                                nodes[tets[keep]].mean(axis=1), tet_volume[keep] * weight * fill)
         point_mass = np.zeros(len(nodes))
         np.add.at(point_mass, tets.reshape(-1), np.repeat(tet_volume / 4, 4))
         mass_rows, law, bending = node_rows, NeoHookean(law_material), None
@@ -174,7 +175,10 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         thick = material.thickness if category == "cloth" else SHELL * float(np.ptp(v, 0).max())
         basis = build_basis(v, mesh_edges(f), min(count, _most_handles(n)), groups=groups)
         mass_rows = basis.rows()
-        keep, weight = cubature(v, f, CUBATURE)
+        tri = v[f]
+        area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]),
+                                    axis=1)
+        keep, weight = cubature(tri.mean(axis=1), area, CUBATURE, 2)
         elements = triangles(v, f[keep], thick, mass_rows, weight)
         point_mass = areas.copy()
         law = Membrane(law_material, tension_only=category == "cloth")
