@@ -85,3 +85,10 @@ def bbox_diagonal(points: np.ndarray) -> float:
     """Length of the axis-aligned bounding-box diagonal of ``points (N, 3)``."""
     p = np.asarray(points, np.float64).reshape(-1, 3)
     return float(np.linalg.norm(p.max(axis=0) - p.min(axis=0)))
+
+
+def vertex_areas(v: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(N,) each vertex's third of its triangles' areas."""
+    out = np.zeros(len(v))
+    np.add.at(out, faces.reshape(-1), np.repeat(face_areas(v, faces) / 3.0, 3))
+    return out

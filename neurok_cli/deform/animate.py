@@ -37,7 +37,7 @@ from ..scenario.presets import (
 from .report import AnimateReport, energy_row, material_row
 
 if TYPE_CHECKING:  # the latent motion imports torch: only the deformable path loads it
-    from .motion import LatentStart, MotionConfig
+    from .spec import LatentStart, MotionConfig
 
 SPACES = ("learned", "handles")  # --space: the shape space a deformable body moves in
 ARTICULATED = "articulated"  # --material: rigid parts on joints (rig/animate.py)
@@ -138,7 +138,7 @@ def _to_file(frames: np.ndarray, frame: CanonicalFrame, back: float, index: np.n
 def _gather_kernel():
     """:func:`_gather_affine` compiled (numba, cached on disk), imported only when frames are
     written: numba's start-up is not paid by commands that never get here."""
-    from ..model._jit import njit
+    from ..jit import njit
 
     return njit(cache=True, nogil=True)(_gather_affine)
 
@@ -198,7 +198,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     rigged = _rigged(cfg, asset, frame)
     if rigged is not None:
         return _animate_rig(cfg, asset, frame, rigged, say, on_frame, t0)
-    from .body import auto_category  # the deformable path: torch and the latent motion
+    from ..scenario.category import auto_category
 
     handles = cfg.space == "handles"
     if handles:
@@ -219,8 +219,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         if handles:
             from .handle_motion import handle_motion
 
-            motion = handle_motion(start, welded.faces, replace(
-                mcfg, stiffness=cfg.stiffness, damping_scale=1.0), progress=on_frame)
+            motion = handle_motion(start, welded.faces, mcfg, progress=on_frame)
         else:
             from .motion import latent_motion
 
@@ -374,8 +373,13 @@ def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
                    material: SimMaterial, cond: Conditions, start) -> MotionConfig:
     """The latent motion's settings: the options, with the bundle's calibration of the
     category (stiffness and damping scales, prior spread, strain limit)."""
+    from .spec import MotionConfig
+
+    if cfg.space == "handles":  # the material as given: no bundle, no calibration
+        return MotionConfig(category=category, material=material, conditions=cond,
+                            seconds=cfg.seconds, fps=cfg.fps, samples=cfg.samples,
+                            seed=cfg.seed, stiffness=cfg.stiffness, start=start)
     from ..model.bundle import prior_spread, strain_limit
-    from .motion import MotionConfig
 
     calib = (bundle_cfg.get("calibration") or {}).get(category, {})
     return MotionConfig(category=category, material=material, conditions=cond,

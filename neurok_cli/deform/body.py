@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..data.geometry import face_areas, face_normals
+from ..data.geometry import face_areas, face_normals, vertex_areas  # noqa: F401
 from ..errors import UsageError
 from ..model.dynamics.bodies import Centreline
 from ..scenario.category import SHEET_HOLES, auto_category, hole_share, open_boundary  # noqa: F401
@@ -23,12 +23,6 @@ SLICE_POINTS = 8  # ... of at least this many dynamics points each
 GRAPH_SHARE = 0.5  # ... and its spring graph's weight (see beam_centreline)
 PIN_JOINT = 0.12  # a sheet's pins narrower than this x its size across an axis: a joint
 PIN_CURVE = 0.25  # ... and an edge strip that curves within this x its size of its line: a hinge
-
-
-def vertex_areas(v: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(v))
-    np.add.at(out, faces.reshape(-1), np.repeat(face_areas(v, faces) / 3.0, 3))
-    return out
 
 
 def vertex_normals(v: np.ndarray, faces: np.ndarray) -> np.ndarray:

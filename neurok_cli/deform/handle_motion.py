@@ -28,10 +28,10 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 from threadpoolctl import threadpool_limits
 
+from ..data.geometry import vertex_areas
 from ..errors import UsageError
 from ..scenario.conditions import SimMaterial, pinned_by, select_region
 from ..scenario.mass import AIR_DENSITY, DRAG, total_mass
-from .body import vertex_areas
 from .elastic import (
     Bending,
     Elements,
@@ -42,7 +42,7 @@ from .elastic import (
     triangles,
 )
 from .handles import HandleBasis, affine_coords, build_basis, mesh_edges
-from .motion import Motion, MotionConfig
+from .spec import Motion, MotionConfig
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
 GUST_HZ = 0.7  # the wind's gust frequency (as the engine's)

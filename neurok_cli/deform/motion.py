@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -36,7 +36,7 @@ from ..model.rigid import infinitesimal_rotations
 from ..model.skinning import point_neighbours, smooth_weights
 from ..model.threads import CpuWindow, one_thread_on, torch_threads
 from ..model.volume import VolumeTerm
-from ..scenario.conditions import Conditions, SimMaterial, pinned_by
+from ..scenario.conditions import pinned_by
 from ..scenario.mass import AIR_DENSITY, DRAG, total_mass
 from .body import (
     beam_centreline,
@@ -50,6 +50,7 @@ from .body import (
     vertex_normals,
 )
 from .decode import decode_frames
+from .spec import LatentStart, Motion, MotionConfig  # noqa: F401 (their home before spec.py)
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
 SPRING_NEIGHBOURS = 8  # elastic graph: each dynamics point to its nearest ones
@@ -57,56 +58,6 @@ PIN_POINTS = 16  # dynamics points added inside pinned regions and along the und
 BOTTOM = 0.05  # the underside: vertices within this fraction of the height of the lowest
 DECODE_CHUNK = 64  # latents per decoder call
 WEAK_MODE = 0.05  # reduced directions keep singular values >= this x the largest
-
-
-@dataclass
-class MotionConfig:
-    """How to move one object: physics, sampling and numerics."""
-
-    category: str = "soft"
-    material: SimMaterial = field(default_factory=SimMaterial)
-    conditions: Conditions = field(default_factory=Conditions)
-    seconds: float = 4.0
-    fps: float = 30.0
-    samples: int = 1  # motions; beyond the first, each starts from a prior sample
-    diversity: float | None = None  # scale of the prior draws of the start state (None: 1
-    # under a fitted prior, 0.5 under the unit prior N(mu, I), which is wider than the data)
-    spread: torch.Tensor | None = None  # (k, k) Cholesky factor of the fitted instance prior
-    seed: int = 0
-    subspace: int = 8  # k_q reduced coordinates
-    dynamics_points: int = 128
-    stiffness: float = 1.0  # user scale on top of the calibration
-    damping_scale: float = 1.0  # calibration of Rayleigh damping
-    method: str = "rk4"
-    fit_radius: float = 1.0  # latent radius the decoder fit covers
-    start: LatentStart | None = None  # None = at rest, where the vertices are
-    basis: str = "decoder"  # or "linear-modes": the baseline without the learned map
-    strain_limit: float | None = None  # largest edge strain |l / l0 - 1| the decoded frames
-    # keep (see model/strain.py); None: as decoded
-    still_air: bool = True  # air resists motion without wind too (off to match the data)
-    bends: int = 12  # a sheet's bending modes beside the decoder's directions (model/bending.py)
-
-
-@dataclass
-class LatentStart:
-    """A deformed, moving state to start from (recovered by ``neurok fit``).
-
-    The object starts at ``rotation @ (rest + decode(z)) + translation``, where rest is the
-    vertices given to :func:`latent_motion` (physical frame), moving at z_dot in the latent
-    space; the rigid velocity and spin come from the conditions.
-    """
-
-    z: np.ndarray  # (k,) latent, in the prior of encode_object(..., seed) of the rest
-    z_dot: np.ndarray  # (k,) latent per second
-    rotation: np.ndarray = field(default_factory=lambda: np.eye(3))  # (3, 3)
-    translation: np.ndarray = field(default_factory=lambda: np.zeros(3))  # (3,) metres
-
-
-@dataclass
-class Motion:
-    frames: np.ndarray  # (S, T, N, 3) metres, physical frame
-    energy: dict[str, np.ndarray]  # name -> (T, S), J
-    stats: dict  # timings, sizes, residuals
 
 
 def reduced_subspace(model: NeurokModel, prior, query: torch.Tensor, k: int) -> Subspace:

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from ..errors import UsageError
-from ._jit import njit
+from ..jit import njit
 
 _TINY = 1e-12
 

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ._jit import njit
+from ..jit import njit
 
 SWEEPS = 12  # Jacobi sweeps at most; a 3 x 3 matrix converges to rounding in ~5
 DEGENERATE = 1e-12  # second singular value below this x the first: R is not unique

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._jit import njit
+from ..jit import njit
 from .threads import one_thread_on
 
 SWEEPS = 30  # local-global steps at most (shapes within TOL of their band stop sooner)

@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
+from ...jit import cache_depends_on, njit
 from .. import rotation, strain
-from .._jit import cache_depends_on, njit
 from . import kernel_params, kernel_terms
 from .kernel_params import (
     ACCURACY,

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._jit import cache_depends_on, njit
+from ...jit import cache_depends_on, njit
 from . import kernel_params
 from .kernel_params import (
     AIR,
