@@ -99,6 +99,19 @@ def wobble(vertices: np.ndarray, frames: int = 12, amplitude: float = 0.05) -> n
     return v[None] + amplitude * ext * np.sin(2 * np.pi * t + rel[None, :, :1]) * shape[None]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def own_cache(tmp_path_factory):
+    """The shape-space cache in a folder of the test run's own, not the user's: every run
+    builds what it reads (child processes inherit it)."""
+    previous = os.environ.get("NEUROK_CACHE")
+    os.environ["NEUROK_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if previous is None:
+        os.environ.pop("NEUROK_CACHE", None)
+    else:
+        os.environ["NEUROK_CACHE"] = previous
+
+
 @pytest.fixture(autouse=True)
 def one_torch_thread():
     """Tests run tiny models: one torch thread is faster than two fighting over a busy CPU,

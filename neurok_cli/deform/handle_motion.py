@@ -32,6 +32,7 @@ from ..data.geometry import vertex_areas
 from ..errors import UsageError
 from ..scenario.conditions import SimMaterial, pinned_by, select_region
 from ..scenario.mass import AIR_DENSITY, DRAG, total_mass
+from . import basis_cache
 from .elastic import (
     Bending,
     Elements,
@@ -151,7 +152,7 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
     count = handles or handle_count(category, v)
     areas = vertex_areas(v, f)
     mass_total = total_mass(v, f, category, material)
-    inner = None if category == "cloth" else _solid(v, f)
+    inner = None if category == "cloth" else _cached_solid(v, f)
     if inner is not None:
         nodes, tets = inner
         points = np.concatenate([v, nodes])
@@ -159,10 +160,9 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         groups = _with_nodes(groups, v, nodes)
         count = min(count, _most_handles(len(nodes)))
         tet_volume = np.abs(np.linalg.det(nodes[tets[:, 1:]] - nodes[tets[:, :1]])) / 6
-        basis = build_basis(points, edges, count,
-                            candidates=np.arange(n, len(points)), groups=groups,
-                            scale=_thickness(v, nodes, tet_volume.sum() / count),
-                            resolution=RESOLVED * _step(nodes))
+        basis = _cached_basis(points, edges, count, candidates=np.arange(n, len(points)),
+                              groups=groups, scale=_thickness(v, nodes, tet_volume.sum() / count),
+                              resolution=RESOLVED * _step(nodes))
         node_rows = basis.rows(np.arange(n, len(points)))
         near = np.concatenate([n + np.arange(len(nodes)), _even(v, _step(nodes))])
         # the body's own volume, as its mass has, where the lattice covers 90-97 % of it
@@ -176,7 +176,7 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         mass_rows, law, bending = node_rows, NeoHookean(law_material), None
     else:
         thick = material.thickness if category == "cloth" else SHELL * float(np.ptp(v, 0).max())
-        basis = build_basis(v, mesh_edges(f), min(count, _most_handles(n)), groups=groups)
+        basis = _cached_basis(v, mesh_edges(f), min(count, _most_handles(n)), groups=groups)
         mass_rows = basis.rows()
         tri = v[f]
         area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]),
@@ -194,6 +194,40 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
                      K0=elements.stiffness(law.tangent), areas=areas, mass_total=mass_total,
                      solid=inner is not None,
                      held=groups)
+
+
+def _cached_solid(v: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_solid``, kept between runs (``deform/basis_cache.py``)."""
+    from ..sim import lattice
+
+    def compute() -> dict[str, np.ndarray]:
+        inner = _solid(v, f)
+        return {} if inner is None else {"nodes": inner[0], "tets": inner[1]}
+
+    name = basis_cache.key("lattice", (__file__, lattice.__file__), v, f)
+    got = basis_cache.cached(name, compute)
+    return (got["nodes"], got["tets"]) if "nodes" in got else None
+
+
+def _cached_basis(points: np.ndarray, edges: np.ndarray, count: int, **options
+                  ) -> HandleBasis:
+    """``build_basis``, kept between runs (``deform/basis_cache.py``)."""
+    from . import handles
+
+    def compute() -> dict[str, np.ndarray]:
+        b = build_basis(points, edges, count, **options)
+        w = b.weights
+        return {"data": w.data, "indices": w.indices, "indptr": w.indptr,
+                "shape": np.asarray(w.shape), "centres": b.centres,
+                "spacing": np.asarray(b.spacing)}
+
+    parts = [points, edges, count, *(options.get(k) for k in sorted(options) if k != "groups"),
+             list(options.get("groups", []))]
+    got = basis_cache.cached(basis_cache.key("basis", (handles.__file__,), *parts), compute)
+    weights = sp.csr_matrix((got["data"], got["indices"], got["indptr"]),
+                            shape=tuple(got["shape"]))
+    return HandleBasis(points=points, weights=weights, centres=got["centres"],
+                       spacing=float(got["spacing"]))
 
 
 def _thickness(v: np.ndarray, nodes: np.ndarray, share: float, k: int = 27) -> np.ndarray:

@@ -252,3 +252,17 @@ def test_a_spinning_body_turns_and_keeps_its_shape():
     assert abs(angle) == pytest.approx(2.0 * 0.5, rel=0.05)
     size = np.linalg.norm(rel1 - rel0 @ R.T, axis=1).max()
     assert size < 0.05 * 0.4  # it turned as a body, not stretched
+
+
+def test_a_second_run_reads_the_basis_back_and_moves_the_same(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEUROK_CACHE", str(tmp_path))
+    v, f = _box(lift=0.2, subdivide=1)
+    cfg = _config("soft", seconds=0.3)
+    first = handle_motion(v, f, cfg, handles=8)
+    kept = sorted((tmp_path / "shape-space").glob("*.npz"))
+    assert [p.name.split("-")[0] for p in kept] == ["basis", "lattice"]
+    second = handle_motion(v, f, cfg, handles=8)
+    assert np.array_equal(first.frames, second.frames)
+    third = handle_motion(v * 1.01, f, cfg, handles=8)  # another mesh: new entries
+    assert len(list((tmp_path / "shape-space").glob("*.npz"))) == 4
+    assert third.frames.shape == first.frames.shape
