@@ -58,9 +58,12 @@ TOLERANCE = 1e-6  # a step stops when its decrease is below this x its energy sc
 SLIP = 1e-3  # m/s: friction's smoothing speed (below it, static friction creeps)
 SHELL = 0.05  # an open "solid": a shell this fraction of its size thick
 POINTS_PER_HANDLE = 12  # a coarse mesh gets fewer handles (see _most_handles)
+ACROSS = 4  # a solid's lattice: cubes across its thinnest side (see _solid) ...
+MOST_CELLS = 160  # ... and at most this many along its longest
+CUBES = 8000  # a solid's lattice spans at most about this many cubes of its bounding box
 CUBATURE = 2048  # energy is measured on at most about this many triangles or tetrahedra
 RESOLVED = 1.5  # a solid's weights are at least this many lattice steps wide
-SPANNED = 1e-4  # a handle's direction moves its points if its share of their spread is this
+SPANNED = 1e-4  # a handle's direction carries mass if this share of its most massive one
 TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
 # stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
 CONTACT_DAMPING = 1.0  # the ground's damping ratio per vertex (the engine's contacts: 1)
@@ -98,7 +101,7 @@ def handle_count(category: str, vertices: np.ndarray) -> int:
     if category != "beam":
         return HANDLES.get(category, 24)
     ext = np.sort(np.ptp(vertices, axis=0))
-    return int(min(64, HANDLES["beam"] + 3 * math.ceil(ext[2] / max(ext[1], 1e-9))))
+    return int(min(96, HANDLES["beam"] + 3 * math.ceil(ext[2] / max(ext[1], 1e-9))))
 
 
 def _winding(points, vertices, faces):
@@ -110,12 +113,17 @@ def _winding(points, vertices, faces):
 
 
 def _solid(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """A tetrahedral lattice inside a closed surface (about 2-6k tetrahedra, at least two
-    cubes across its thinnest side), or None where the surface holds no volume."""
+    """A tetrahedral lattice inside a closed surface, ACROSS cubes across its thinnest side
+    (at least 14, at most MOST_CELLS along its longest, and about CUBES in its bounding box:
+    a thin plate too thin for two becomes a shell), or None where it holds no volume. With
+    2.5 across, a rod's stiffness hung on how the cubes fell against its sides (0.09-0.2 of
+    Euler-Bernoulli's as it was moved a few mm, 1.0 at another size); with 4, 0.85-1.08."""
     from ..sim.lattice import lattice
 
     ext = np.sort(np.ptp(vertices, axis=0))
-    cells = int(min(48, max(14, math.ceil(2.5 * ext[2] / max(ext[0], 1e-9)))))
+    budget = (CUBES * ext[2] ** 2 / max(ext[0] * ext[1], 1e-18)) ** (1 / 3)  # a thin plate
+    across = math.ceil(ACROSS * ext[2] / max(ext[0], 1e-9) - 1e-6)  # (no float's flip)
+    cells = int(min(MOST_CELLS, budget, max(14, across)))
     try:
         return lattice(vertices, faces, cells, winding=_winding)
     except UsageError:
@@ -293,26 +301,24 @@ def _bending(v, f, areas, rows, material, thickness) -> Bending:
 def free_directions(mech: Mechanics) -> np.ndarray:
     """The handle coordinates' directions that move the object and leave its pinned points
     where they are: (4H, r) orthonormal columns, each within one handle (the identity
-    where nothing is pinned and every direction moves points). A handle's four
-    coordinates move its points only along the directions its points span (a sheet's
-    handles: not along their normal; those carry neither mass nor energy, so they are left
-    out); a pinned region moves with its own
-    handle alone, so its directions are also the null space of its points' rows (a pinned
-    line keeps the turn about itself)."""
+    where nothing is pinned and every direction moves mass). A handle's four coordinates
+    move its mass only along the directions its mass points span (a sheet's handles: not
+    along their normal; a solid's: not where only surface vertices lie; those carry no
+    mass, and a push or a contact on them would fly off, so they are left out); a pinned
+    region moves with its own handle alone, so its directions are also the null space of
+    its points' rows (a pinned line keeps the turn about itself)."""
     basis = mech.basis
     H = basis.handles
-    w = basis.weights.tocsc()
     blocks = []
     for h in range(H):
-        pts = w.indices[w.indptr[h]:w.indptr[h + 1]]
-        rel = (basis.points[pts] - basis.centres[h]) * np.sqrt(
-            w.data[w.indptr[h]:w.indptr[h + 1]])[:, None]
-        val, vec = np.linalg.eigh(rel.T @ rel)  # the spread of its points about its centre
+        B = mech.M[4 * h:4 * h + 4, 4 * h:4 * h + 4]  # the mass of its own directions
+        spread = math.sqrt(max(np.trace(B[:3, :3]) / max(B[3, 3], 1e-300), 1e-300))
+        unit = np.array([1 / spread] * 3 + [1.0])  # its affine part in units of its size
+        val, vec = np.linalg.eigh(B * unit[:, None] * unit[None, :])
         keep = vec[:, val > SPANNED * max(float(val[-1]), 1e-300)]
-        block = np.eye(4)  # (its translation always moves them)
-        if keep.shape[1] < 3:
-            block = np.zeros((4, keep.shape[1] + 1))
-            block[:3, :-1], block[3, -1] = keep, 1.0
+        block = np.eye(4)
+        if keep.shape[1] < 4:  # directions that move no mass: left out
+            block = np.linalg.qr(unit[:, None] * keep)[0]
         if h < len(mech.held):
             rows = basis.rows(mech.held[h]).toarray()[:, 4 * h:4 * h + 4] @ block
             if len(rows):
@@ -327,7 +333,20 @@ def free_directions(mech: Mechanics) -> np.ndarray:
     for h, block in enumerate(blocks):
         N[4 * h:4 * h + 4, col:col + block.shape[1]] = block
         col += block.shape[1]
-    return N
+    # and no combination of handles that moves no mass: with handles overlapping on few
+    # points, some cancel there (their mass, against how far they could move a point)
+    reach = np.ones((H, 4))
+    reach[:, :3] = np.asarray([np.trace(mech.M[4 * h:4 * h + 3, 4 * h:4 * h + 3]) /
+                               max(mech.M[4 * h + 3, 4 * h + 3], 1e-300) / 3
+                               for h in range(H)])[:, None]
+    G = N.T @ (reach.reshape(-1)[:, None] * N)
+    val, vec = sla.eigh(N.T @ mech.M @ N, G)
+    keep = val > SPANNED * max(float(val[-1]), 1e-300)
+    if keep.all():
+        return N
+    if not keep.any():
+        raise UsageError("the pins hold every part of the object: nothing is left to move")
+    return np.linalg.qr(N @ vec[:, keep])[0]
 
 
 def _turned_matrix(A: np.ndarray, Rr: np.ndarray) -> np.ndarray:
@@ -497,7 +516,7 @@ class _Step:
                ).reshape(-1, 3, 3) - (W @ x)[:, :, None] * self.material_centres[:, None, :]
         H = mech.basis.handles  # and a little of the handle's own map, for the turns its
         # points cannot tell (a handle on a line of points: the pinned edge of a sheet)
-        own = np.eye(3) + Z.reshape(H, 4, 3)[:, :3, :].transpose(0, 2, 1)
+        own = _polar(np.eye(3) + Z.reshape(H, 4, 3)[:, :3, :].transpose(0, 2, 1))
         self.R_handles = _polar(cov + self.material_spread[:, None, None] * own)
         if mech.bending is not None:  # (a blend of nearby rotations: near one itself)
             blend = mech.basis.weights[: len(self.v)] @ self.R_handles.reshape(-1, 9)
@@ -788,14 +807,24 @@ def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, progress
 
 
 def _push(mech: Mechanics, v: np.ndarray, push) -> np.ndarray:
-    """The momentum (4H, 3) a push gives the coordinates: the region's share of the mass at
-    the push's velocity (``accelerate`` turns it into their velocities' jump)."""
+    """The momentum (4H, 3) a push gives the coordinates: the mass under the region at the
+    push's velocity (``accelerate`` turns it into their velocities' jump). A solid's mass
+    is on its lattice's nodes: those whose nearest vertex the region selects (a push on
+    the surface's vertices alone would land on directions that carry almost no mass)."""
     mask = select_region(push.region, v)
     if not mask.any():
         raise UsageError(f"region '{push.region}' selects no vertex of the mesh")
-    share = mech.mass_total * mech.areas * mask / max(mech.areas[mask].sum(), 1e-30)
-    share *= mech.areas[mask].sum() / max(mech.areas.sum(), 1e-30)
-    return mech.vertex_rows.T @ (share[:, None] * np.asarray(push.velocity)[None, :])
+    if mech.solid:
+        nodes = mech.basis.points[len(v):]
+        _, near = cKDTree(v).query(nodes)
+        under = mask[near]
+        if not under.any():  # a region thinner than the lattice: the nodes nearest it
+            under = np.zeros(len(nodes), bool)
+            under[cKDTree(nodes).query(v[mask])[1]] = True
+    else:
+        under = mask
+    held = mech.point_mass * under
+    return mech.mass_rows.T @ (held[:, None] * np.asarray(push.velocity)[None, :])
 
 
 def _energies(stepper: _Step, Z, V, energy, fi: int, work: float, lost: float) -> None:
