@@ -18,9 +18,6 @@ import scipy.sparse as sp
 
 from ..scenario.conditions import SimMaterial
 
-DENSE = 0.05  # element operators this full (nonzeros / entries) are applied as dense arrays
-DENSE_MAX = 4_000_000  # ... when they have at most this many entries (32 MB)
-
 
 def lame(material: SimMaterial, plane_stress: bool = False) -> tuple[float, float]:
     """Lamé's (mu, lambda) of a material, Pa; plane stress for a sheet's membrane."""
@@ -41,24 +38,19 @@ class Elements:
     measure: np.ndarray  # (E,) volume, m^3 (a sheet's: area x thickness)
 
     def __post_init__(self):
-        # D as a dense array where that is the faster product (a smooth basis fills much
-        # of it); the integrator applies it several times a step
-        rows, cols = self.D.shape
-        self._apply = self.D
-        if self.D.nnz > DENSE * rows * cols and rows * cols <= DENSE_MAX:
-            self._apply = self.D.toarray()
-        self._apply_t = self._apply.T.copy() if isinstance(self._apply, np.ndarray) \
-            else self.D.T.tocsr()
+        self.D = self.D.tocsr()
+        self._Dt = self.D.T.tocsr()  # the integrator applies both several times a step
+        # (sparse, even where a smooth basis fills a quarter of D: a dense product on one
+        # BLAS thread took 1.2-2x as long, beams' 8 % full 3x)
 
     def gradients(self, Z: np.ndarray) -> np.ndarray:
         """(E, 3, d) deformation gradients at ``Z`` (4H, 3)."""
         e, _, d = self.F0.shape
-        return self.F0 + (self._apply @ Z).reshape(e, d, 3).transpose(0, 2, 1)
+        return self.F0 + (self.D @ Z).reshape(e, d, 3).transpose(0, 2, 1)
 
     def pull(self, P: np.ndarray) -> np.ndarray:
         """(4H, 3) gradient in Z of sum_e measure_e Psi(F_e) from the stresses P (E, 3, d)."""
-        return self._apply_t @ (self.measure[:, None, None] * P).transpose(0, 2, 1).reshape(
-            -1, 3)
+        return self._Dt @ (self.measure[:, None, None] * P).transpose(0, 2, 1).reshape(-1, 3)
 
     def stiffness(self, tangent) -> np.ndarray:
         """(12H, 12H) Hessian at rest, in ``Z.reshape(-1)``'s order, from ``tangent(F0)``
