@@ -32,7 +32,7 @@ import numpy as np
 import trimesh
 
 from neurok_cli.deform.handle_motion import build_mechanics, free_directions, handle_motion
-from neurok_cli.deform.motion import MotionConfig
+from neurok_cli.deform.spec import MotionConfig
 from neurok_cli.scenario.conditions import PRESET_MATERIALS, Conditions, pinned_by
 from neurok_cli.sim.simulate import SimulateConfig, simulate
 

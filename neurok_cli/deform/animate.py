@@ -255,7 +255,9 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         pins=st["pins"], strain_limit=st["strain_limit"], strain_sweeps=st["strain_sweeps"],
         ground=(run.ground.json(float(motion.frames[:, 0, :, 1].min())) if run.cond.ground
                 else None),
-        start_height_m=run.height_m, conditions=run.cond.json())
+        start_height_m=run.height_m, conditions=run.cond.json(),
+        handles=({k: st[k] for k in ("handles", "coordinates", "elements", "solid", "step_s",
+                                     "iterations")} if handles else None))
 
 
 class _RunStart(NamedTuple):

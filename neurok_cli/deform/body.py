@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..data.geometry import face_areas, face_normals, vertex_areas  # noqa: F401
+from ..data.geometry import face_areas, face_normals
 from ..errors import UsageError
 from ..model.dynamics.bodies import Centreline
 from ..scenario.category import SHEET_HOLES, auto_category, hole_share, open_boundary  # noqa: F401

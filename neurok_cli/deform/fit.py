@@ -41,7 +41,8 @@ from ..io.observed import Observation, observed_and_rest
 from ..model import NeurokModel, farthest_point_sample
 from ..model.inverse import QueryField, fit_displacement, fit_surface
 from ..model.threads import one_thread_on
-from .motion import LatentStart, encode_object
+from .motion import encode_object
+from .spec import LatentStart
 
 if TYPE_CHECKING:
     from .animate import Continuation

@@ -721,11 +721,6 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
                   progress: Callable[[int, int], None] | None = None) -> Motion:
     """Move ``vertices`` (N, 3) (metres, +Y up, where they start; the ground is y = 0) in
     their own handle space; ``progress(done, total)`` after each frame."""
-    if cfg.samples != 1:
-        raise UsageError("the object's own shape space moves one sample; «samples» needs "
-                         "the learned space («space» learned)")
-    if cfg.start is not None:
-        raise UsageError("a fitted start needs the learned space («space» learned)")
     clock = {"start": time.perf_counter()}
     v = np.asarray(vertices, np.float64)
     f = np.asarray(faces, np.int64)
@@ -760,7 +755,8 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
         lowest = 0.0
     stats = {"vertices": len(v), "driving_points": len(v), "dynamics_points":
              len(mech.point_mass), "latent_dims": mech.dims, "reduced_dims": mech.dims,
-             "handles": mech.basis.handles, "elements": len(mech.elements.measure),
+             "handles": mech.basis.handles, "coordinates": stepper.N.shape[1] * 3,
+             "elements": len(mech.elements.measure),
              "solid": mech.solid, "springs": 0, "mass_kg": mech.mass_total,
              "size_m": stepper.size, "fit_residual": 0.0, "run_residual": 0.0,
              "strain_limit": None, "strain_sweeps": 0, "steps": steps, "step_s": h,

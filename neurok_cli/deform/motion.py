@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..data.geometry import face_normals, sample_surface
+from ..data.geometry import face_normals, sample_surface, vertex_areas
 from ..errors import UsageError
 from ..model import (
     NeurokModel,
@@ -46,11 +46,10 @@ from .body import (
     pin_joint,
     region_points,
     rigid_part,
-    vertex_areas,
     vertex_normals,
 )
 from .decode import decode_frames
-from .spec import LatentStart, Motion, MotionConfig  # noqa: F401 (their home before spec.py)
+from .spec import Motion, MotionConfig
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
 SPRING_NEIGHBOURS = 8  # elastic graph: each dynamics point to its nearest ones

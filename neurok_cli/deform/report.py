@@ -49,6 +49,9 @@ class AnimateReport:
     rig: list[dict] | None = None  # an articulated object's parts and joints
     start_height_m: float = 0.0  # the preset's (or --drop's) start over the ground, metres
     conditions: dict | None = None  # the run's forces, pins and start (Conditions.json)
+    handles: dict | None = None  # the object's own shape space (``--space handles``): its
+    # handles, coordinates, cubature elements, whether a solid, steps and iterations; None:
+    # the learned space
 
 
 def energy_row(e: dict) -> dict:
@@ -105,8 +108,21 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
                                                     "decode", "export"))
     pins = [("pins", f"{rep.pins['vertices']:,} vertices, {rep.pins['points']} dynamics "
                      f"points; {rep.pins['hold']}")] if rep.pins else []
+    vertices = ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded)")
+    energy = ("energy", f"max kinetic {rep.energy['kinetic_max_J']:.3g} J, dissipated "
+                        f"{rep.energy['dissipated_J']:.3g} J, drift {rep.energy['drift']:.2%}")
+    if rep.handles is not None:
+        h = rep.handles
+        cubature = "tetrahedra" if h["solid"] else "triangles"
+        return rows + [
+            vertices, *pins,
+            ("shape space", f"{h['handles']} affine handles, {h['coordinates']} coordinates, "
+                            f"{h['elements']:,} cubature {cubature}"),
+            ("integration", f"{rep.steps:,} BDF2 steps of {h['step_s'] * 1e3:.1f} ms, "
+                            f"{h['iterations']:.1f} minimizer iterations each"),
+            energy, ("stages (s)", stages)]
     return rows + [
-        ("vertices", f"{rep.vertices:,} ({rep.welded_vertices:,} welded)"),
+        vertices,
         *pins,
         ("latent", f"{rep.latent_dims} dims, {rep.reduced_dims} reduced, "
                    f"{rep.dynamics_points} dynamics points"),
@@ -116,8 +132,7 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
          else "none: frames as decoded"),
         ("decoder fit", f"residual {rep.fit_residual:.2%} held out, "
                         f"{rep.run_residual:.3%} of the size along the run"),
-        ("energy", f"max kinetic {rep.energy['kinetic_max_J']:.3g} J, dissipated "
-                   f"{rep.energy['dissipated_J']:.3g} J, drift {rep.energy['drift']:.2%}"),
+        energy,
         ("stages (s)", stages),
         ("device", rep.device),
         ("weights", rep.weights)]

@@ -23,7 +23,8 @@ from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
 from ..data.format import load_sequence
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
 from ..data.metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
-from ..deform.motion import MotionConfig, latent_motion
+from ..deform.motion import latent_motion
+from ..deform.spec import MotionConfig
 from ..errors import UsageError
 from ..model import NeurokModel, farthest_point_sample
 from ..model.bundle import prior_spread, strain_limit

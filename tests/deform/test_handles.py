@@ -14,7 +14,7 @@ from scipy.spatial.transform import Rotation
 from neurok_cli.deform.elastic import Membrane, NeoHookean, lame, smooth_solid, triangles
 from neurok_cli.deform.handle_motion import build_mechanics, free_directions, handle_motion
 from neurok_cli.deform.handles import TOP, affine_coords, build_basis, mesh_edges
-from neurok_cli.deform.motion import MotionConfig
+from neurok_cli.deform.spec import MotionConfig
 from neurok_cli.errors import UsageError
 from neurok_cli.scenario.conditions import PRESET_MATERIALS, Conditions, Impulse, pinned_by
 from neurok_cli.scenario.presets import Overrides, preset_conditions
@@ -290,3 +290,19 @@ def test_a_clamped_beam_kicked_at_its_tip_sways():
     assert side.max() < 0.1  # and it swayed rather than flew off
     root = pinned_by(cond.pins, v)
     assert np.abs(m.frames[0][:, root] - v[root]).max() < 1e-9
+
+
+def test_the_summary_names_the_handle_space_not_the_learned_ones_figures(tmp_path):
+    from pathlib import Path
+
+    from neurok_cli.deform.animate import AnimateConfig, animate
+    from neurok_cli.deform.report import report_rows
+
+    blob = Path(__file__).resolve().parents[2] / "examples" / "blob.obj"
+    rep = animate(AnimateConfig(input=blob, output=tmp_path / "b.glb", seconds=0.2,
+                                space="handles"))
+    rows = dict(report_rows(rep, verbose=True))
+    assert "affine handles" in rows["shape space"]
+    assert "BDF2" in rows["integration"]
+    assert "decoder fit" not in rows and "latent" not in rows
+    assert rep.handles["coordinates"] <= 12 * rep.handles["handles"]

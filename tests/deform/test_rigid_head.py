@@ -9,7 +9,8 @@ import torch
 import trimesh
 
 from neurok_cli.deform.animate import resolve_weights
-from neurok_cli.deform.motion import MotionConfig, latent_motion
+from neurok_cli.deform.motion import latent_motion
+from neurok_cli.deform.spec import MotionConfig
 from neurok_cli.model import NeurokModel, load_bundle, model_config
 from neurok_cli.scenario.conditions import Conditions, Impulse
 

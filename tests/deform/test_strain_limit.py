@@ -8,7 +8,8 @@ import pytest
 import trimesh
 
 from neurok_cli.deform.animate import resolve_weights
-from neurok_cli.deform.motion import MotionConfig, latent_motion
+from neurok_cli.deform.motion import latent_motion
+from neurok_cli.deform.spec import MotionConfig
 from neurok_cli.evaluate.strain import edge_strain
 from neurok_cli.model import load_bundle
 from neurok_cli.model.strain import mesh_edges
