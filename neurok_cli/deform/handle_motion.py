@@ -455,18 +455,14 @@ class _Step:
                         if cond.ground and CONTACT_DAMPING > 0 else None)
         self.friction = float(cond.friction)
         self.beta = cfg.material.damping * cfg.damping_scale
-        pinned = pinned_by(cond.pins, v) if cond.pins else np.zeros(len(v), bool)
-        self.pins = np.flatnonzero(pinned)
         self.N = free_directions(mech)
         self.mass_factor = sla.cho_factor(self.N.T @ mech.M @ self.N, check_finite=False)
         self.wind = np.asarray(cond.wind, np.float64)
         self.gust = float(cond.gust)
-        self.closed = mech.solid
         nf = len(faces)  # each vertex's share of its faces' area vectors (a third of half)
         self.corners = sp.csr_matrix((np.full(3 * nf, 1 / 6), (faces.reshape(-1), np.repeat(
             np.arange(nf), 3))), shape=(len(v), nf))
         self.air = 0.5 * AIR_DENSITY * DRAG if cfg.still_air or self.wind.any() else 0.0
-        self.rows_y = mech.vertex_rows
         self.R_handles = np.broadcast_to(np.eye(3), (mech.basis.handles, 3, 3)).copy()
         self.bend = (np.zeros((mech.M.shape[0], 3)), 0.0)  # bending's linear part, at rest
         material = slice(len(v), None) if mech.solid else slice(0, len(v))
@@ -501,7 +497,7 @@ class _Step:
         n = normal / np.maximum(a, 1e-30)[:, None]
         wind = self.wind * (1.0 + self.gust * math.sin(2 * math.pi * GUST_HZ * t))
         vn = np.einsum("ic,ic->i", wind[None, :] - xdot, n)
-        press = -np.minimum(vn, 0.0) ** 2 if self.closed else vn * np.abs(vn)
+        press = -np.minimum(vn, 0.0) ** 2 if self.mech.solid else vn * np.abs(vn)
         return (self.air * press * a)[:, None] * n
 
     def rotations(self, Z: np.ndarray) -> None:
@@ -658,7 +654,8 @@ class _Step:
         lam = self.k_contact[index] * np.maximum(-y[index], 0.0)
         slide = self.hh * np.linalg.norm(xdot[index][:, [0, 2]], axis=1)
         dashpot = self.dashpot[index] / self.hh if self.dashpot is not None else None
-        return _Contact(index, self.rows_y[index], self.k_contact[index], active[index],
+        return _Contact(index, self.mech.vertex_rows[index], self.k_contact[index],
+                        active[index],
                         self.friction * lam if self.friction > 0 else None, slide,
                         dashpot), active
 
@@ -762,7 +759,7 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
              "strain_limit": None, "strain_sweeps": 0, "steps": steps, "step_s": h,
              "iterations": iters / max(steps, 1), "latent_peak": 0.0,
              "lifted": max(-lowest, 0.0) / stepper.size,
-             "pins": ({"vertices": len(stepper.pins), "points": len(stepper.pins),
+             "pins": ({"vertices": int(pinned.sum()), "points": int(pinned.sum()),
                        "hold": "fixed"} if cond.pins else None),
              "singular_values": [],
              "time": {"encode": 0.0, "fit": clock["fit"] - clock["start"],
