@@ -31,6 +31,7 @@ from scipy.spatial import cKDTree
 
 TOP = 4  # handles that move a point
 WIDTH = 0.6  # a handle's Gaussian width, x its distance to its nearest other handle
+SMOOTHING = 4  # rounds of averaging the handles' distances over the graph
 NEIGHBOURS = 8  # graph edges from each point to its nearest ones
 
 
@@ -183,8 +184,11 @@ def gaussian_weights(dist: np.ndarray, sigma: np.ndarray, top: int | None = None
     h, p = dist.shape
     top = min(top or TOP, h)
     log = -0.5 * (dist / np.maximum(sigma, 1e-12)[:, None]) ** 2  # (H, P)
-    order = np.argsort(-log, axis=0)[:top]  # (top, P) the nearest handles of each point
+    order = np.argsort(-log, axis=0)[:top + 1]  # (top + 1, P) the nearest handles first
     w = np.exp(np.take_along_axis(log, order, axis=0) - log[order[0], np.arange(p)])
+    if top < h:  # less the next one's: a handle's weight fades to 0 as it leaves the top
+        w = w[:top] - w[top]
+        order = order[:top]
     w /= w.sum(axis=0, keepdims=True)
     cols = order.T.reshape(-1)
     rows = np.repeat(np.arange(p), top)
@@ -212,6 +216,7 @@ def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
     if not np.isfinite(spacing).any():
         spacing = np.full(len(dist), float(np.ptp(pts, axis=0).max()))
     spacing = np.where(np.isfinite(spacing), spacing, np.nanmax(spacing[np.isfinite(spacing)]))
+    dist = smoothed(dist, graph, SMOOTHING)
     weights = gaussian_weights(dist, np.maximum(WIDTH * spacing, resolution)).tolil()
     for h, g in enumerate(groups[:held]):
         weights[g] = 0.0
@@ -221,6 +226,17 @@ def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
     centres = np.asarray(weights.T @ pts / np.maximum(weights.sum(axis=0).A1, 1e-30)[:, None])
     return HandleBasis(points=pts, weights=weights, centres=centres,
                        spacing=float(np.median(spacing)))
+
+
+def smoothed(dist: np.ndarray, graph: sp.csr_matrix, rounds: int) -> np.ndarray:
+    """Distances (H, P) averaged ``rounds`` times with their graph neighbours' (half each)."""
+    adj = graph.copy()
+    adj.data[:] = 1.0
+    step = sp.diags(1.0 / np.maximum(adj.sum(axis=1).A1, 1.0)) @ adj
+    out = dist.copy()
+    for _ in range(rounds):
+        out = 0.5 * out + 0.5 * (step @ out.T).T
+    return out
 
 
 def mesh_edges(faces: np.ndarray) -> np.ndarray:
