@@ -6,6 +6,7 @@ Shared by the training sampler and the evaluation metrics so both draw points th
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 
 def face_areas(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
@@ -92,3 +93,70 @@ def vertex_areas(v: np.ndarray, faces: np.ndarray) -> np.ndarray:
     out = np.zeros(len(v))
     np.add.at(out, faces.reshape(-1), np.repeat(face_areas(v, faces) / 3.0, 3))
     return out
+
+
+def surface_grid(vertices: np.ndarray, faces: np.ndarray, spacing: float, most: int = 20_000
+                 ) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Points over a triangle mesh at most about ``spacing`` apart (wider where that would
+    add more than ``most``): its vertices, then a barycentric grid on each triangle longer
+    than that (n steps along each side, n from its longest), shared where two triangles
+    split a side alike -> (B (C, N) sparse: the points as combinations of the vertices,
+    the vertices first as themselves; area (C,): each point's third of its grid
+    triangles' areas, summing to the mesh's)."""
+    v = np.asarray(vertices, np.float64)
+    f = np.asarray(faces, np.int64)
+    tri = v[f]
+    longest = np.max(np.linalg.norm(tri - np.roll(tri, 1, axis=1), axis=2), axis=1)
+    steps = np.maximum(np.ceil(longest / max(spacing, 1e-30) - 1e-9), 1).astype(np.int64)
+    grown = float(np.sum((steps - 1) * (steps - 2) / 2 + 1.5 * (steps - 1)))  # new points
+    if grown > most:  # wider apart, so that there are about ``most`` more
+        steps = np.maximum(np.ceil(steps * np.sqrt(most / grown) - 1e-9), 1).astype(np.int64)
+    n_v = len(v)
+    ids: dict[tuple, int] = {}
+    rows, cols, vals = [np.arange(n_v)], [np.arange(n_v)], [np.ones(n_v)]
+    area = list(vertex_areas(v, f))
+    for fi in np.flatnonzero(steps > 1):
+        n = int(steps[fi])
+        corner = f[fi]
+        i, j = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+        keep = i + j <= n
+        i, j = i[keep], j[keep]
+        k = n - i - j
+        whole = face_areas(tri[fi], np.array([[0, 1, 2]]))[0]
+        for a, b, c in zip(i.tolist(), j.tolist(), k.tolist()):
+            p = _grid_point(ids, rows, cols, vals, area, corner, (a, b, c), n)
+            if p >= n_v:  # a third of each grid triangle it is a corner of (up to 6)
+                area[p] += _grid_triangles(a, b, n) * whole / (3 * n ** 2)
+        for c_idx in corner:  # a corner keeps one grid triangle of the face's n^2
+            area[c_idx] -= (1 - 1 / n ** 2) * whole / 3
+    B = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(len(area), n_v))
+    return B, np.asarray(area)
+
+
+def _grid_triangles(a: int, b: int, n: int) -> int:
+    """How many triangles of a grid of n steps a side have point (a, b) as a corner: up
+    ones (u, w), (u+1, w), (u, w+1) for u + w < n, down ones (u+1, w), (u, w+1), (u+1,
+    w+1) for u + w < n - 1."""
+    up = sum(u >= 0 and w >= 0 and u + w < n for u, w in ((a, b), (a - 1, b), (a, b - 1)))
+    down = sum(u >= 0 and w >= 0 and u + w < n - 1
+               for u, w in ((a - 1, b), (a, b - 1), (a - 1, b - 1)))
+    return up + down
+
+
+def _grid_point(ids, rows, cols, vals, area, corner, abc, n) -> int:
+    """The id of the grid point ``abc`` / n of a triangle ``corner`` (a new one if unseen;
+    a corner of the triangle is its vertex)."""
+    nz = [(int(corner[t]), abc[t]) for t in range(3) if abc[t]]
+    if len(nz) == 1:
+        return nz[0][0]
+    g = np.gcd.reduce([w for _, w in nz] + [n])
+    key = tuple(sorted((vid, w // g) for vid, w in nz))
+    if key not in ids:
+        ids[key] = len(area)
+        total = sum(w for _, w in key)
+        rows.append(np.full(len(key), ids[key]))
+        cols.append(np.array([vid for vid, _ in key]))
+        vals.append(np.array([w / total for _, w in key]))
+        area.append(0.0)
+    return ids[key]

@@ -28,7 +28,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 from threadpoolctl import threadpool_limits
 
-from ..data.geometry import vertex_areas
+from ..data.geometry import surface_grid, vertex_areas
 from ..errors import UsageError
 from ..scenario.conditions import SimMaterial, pinned_by, select_region
 from ..scenario.mass import AIR_DENSITY, DRAG, total_mass
@@ -42,7 +42,7 @@ from .elastic import (
     smooth_solid,
     triangles,
 )
-from .handles import HandleBasis, affine_coords, build_basis, mesh_edges
+from .handles import HandleBasis, affine_coords, basis_rows, build_basis, mesh_edges
 from .spec import Motion, MotionConfig
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
@@ -67,7 +67,11 @@ SPANNED = 1e-4  # a handle's direction carries mass if this share of its most ma
 TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
 # stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
 CONTACT_DAMPING = 1.0  # the ground's damping ratio per vertex (the engine's contacts: 1)
+FEWEST = 8  # the ground holds the whole weight on this many points at PENETRATION (at 16x
+# their share alone, a penguin on its feet sank 3.7 % of its size)
 REACH = 0.02  # the ground's candidates: vertices this x size above it (and their fall)
+TOUCH = 1 / 16  # the ground touches the surface's points this x size apart at most (a
+# coarse mesh's long triangles get a grid: on its corners alone a box sank and blew up)
 HANDLES = {"soft": 24, "cloth": 32, "beam": 16}  # beams add handles along their length
 
 
@@ -430,6 +434,22 @@ class _Contact:
         return Ky, _weighted_gram(self.rows_f, kf)
 
 
+def _material_rows(mech: Mechanics, points: np.ndarray, n: int) -> sp.csr_matrix:
+    """Basis rows (C, 4H) of the surface's points (C, 3): the first ``n`` the vertices' own,
+    the rest the material's: weights blended (inverse distance) from the 4 nearest points
+    the basis knows, the lattice's inside a solid. Rows blended from the triangle's corners
+    instead tie a coarse mesh's contact to its few vertices (a box of 8 blew up)."""
+    if len(points) == n:
+        return mech.vertex_rows.tocsr()
+    d, near = cKDTree(mech.basis.points).query(points[n:], k=4)
+    w = 1.0 / np.maximum(d, 1e-12) ** 2
+    w /= w.sum(axis=1, keepdims=True)
+    blend = sp.csr_matrix((w.ravel(), (np.repeat(np.arange(len(w)), 4), near.ravel())),
+                          shape=(len(w), len(mech.basis.points)))
+    rows = basis_rows((blend @ mech.basis.weights).tocoo(), points[n:], mech.basis.centres)
+    return sp.vstack([mech.vertex_rows, rows]).tocsr()
+
+
 def _weighted_gram(rows: sp.csr_matrix, k: np.ndarray) -> np.ndarray:
     """rows^T diag(k) rows (a few hundred rows of a few hundred columns: dense is faster)."""
     dense = rows.toarray()
@@ -449,8 +469,12 @@ class _Step:
         gmag = max(float(np.linalg.norm(g)), 9.81)
         self.gravity = mech.mass_rows.T @ (mech.point_mass[:, None] * g[None, :])  # (4H, 3)
         self.weight = mech.mass_total * float(np.linalg.norm(g)) * self.size  # J
-        share = mech.mass_total * mech.areas / max(mech.areas.sum(), 1e-30)
-        self.k_contact = 16 * share * gmag / (PENETRATION * self.size) if cond.ground else None
+        self.touch, area = surface_grid(v, faces, TOUCH * self.size)  # (C, N), (C,)
+        self.touch_rest = self.touch @ v
+        self.touch_rows = _material_rows(mech, self.touch_rest, len(v))
+        share = mech.mass_total * area / max(area.sum(), 1e-30)
+        carried = np.maximum(16 * share, mech.mass_total / FEWEST)  # kg a point may hold
+        self.k_contact = carried * gmag / (PENETRATION * self.size) if cond.ground else None
         self.dashpot = (2 * CONTACT_DAMPING * np.sqrt(self.k_contact * share)
                         if cond.ground and CONTACT_DAMPING > 0 else None)
         self.friction = float(cond.friction)
@@ -539,7 +563,7 @@ class _Step:
             val += 0.5 * self.beta / h * float(s @ Ks)
             grad = grad + (self.beta / h) * Ks.reshape(-1, 3)
         if contact is not None:
-            v, g = contact.energy_grad(Z, Zn, self.v[contact.index, 1], SLIP * h)
+            v, g = contact.energy_grad(Z, Zn, self.touch_rest[contact.index, 1], SLIP * h)
             val += v
             grad = grad + g
         return val, grad
@@ -610,9 +634,9 @@ class _Step:
             Zp, Vp = self.previous
             Zb, Vb, self.hh = (4 * Z - Zp) / 3, (4 * V - Vp) / 3, 2 * self.h / 3
         Zt = Zb + self.hh * Vb + self.hh ** 2 * self.accelerate(f_ext)
-        contact, active = None, np.zeros(len(self.v), bool)
+        contact, active = None, np.zeros(len(self.touch_rest), bool)
         if self.k_contact is not None:
-            contact, active = self._contact(x, xdot)
+            contact, active = self._contact(self.touch @ x, self.touch @ xdot)
         key = (active.tobytes(), self.hh)
         self.rotations(Z)
         sliding = contact is not None and contact.friction is not None \
@@ -626,10 +650,12 @@ class _Step:
         self.previous = (Z, V)
         xnew = self.positions(Znew)
         return Znew, Vnew, {"iters": iters, "air_work": float(np.sum(f_air * (xnew - x))),
-                            "dissipated": self._dissipated(Znew, Zb, xnew - x, contact)}
+                            "dissipated": self._dissipated(Znew, Zb, self.touch @ (xnew - x),
+                                                       contact)}
 
     def _dissipated(self, Z, Zn, dx, contact: _Contact | None) -> float:
-        """The energy damping and friction took this step (J)."""
+        """The energy damping and friction took this step (J); ``dx`` (C, 3): how far
+        the surface's points moved."""
         s = (Z - Zn).reshape(-1)
         out = self.beta * self.h / self.hh ** 2 * float(s @ self._turn(self.mech.K0 @ self._turn(
             s, inverse=True)))
@@ -642,19 +668,20 @@ class _Step:
         return out
 
     def _contact(self, x: np.ndarray, xdot: np.ndarray) -> tuple[_Contact | None, np.ndarray]:
-        """The ground's candidates this step: the vertices near enough to reach it (their
-        fall over two steps, and a margin), with the normal forces they carry now (the
-        lagged friction's bound) -> (contact or None, the vertices touching (N,) bool)."""
+        """The ground's candidates this step: the surface's points (``x``, ``xdot`` (C, 3))
+        near enough to reach it (their fall over two steps, and a margin), with the normal
+        forces they carry now (the lagged friction's bound) -> (contact or None, the points
+        touching (C,) bool)."""
         y = x[:, 1]
-        reach = 2 * self.h * np.maximum(-xdot[:, 1], 0.0) + REACH * self.size
-        index = np.flatnonzero(y < reach)
-        active = y < PENETRATION * self.size * 0.5
+        fall = 2 * self.h * np.maximum(-xdot[:, 1], 0.0)  # at most this far, two steps on
+        index = np.flatnonzero(y < fall + REACH * self.size)
+        active = y - fall < PENETRATION * self.size * 0.5  # the ground may stop it this step
         if not len(index):
             return None, active
         lam = self.k_contact[index] * np.maximum(-y[index], 0.0)
         slide = self.hh * np.linalg.norm(xdot[index][:, [0, 2]], axis=1)
         dashpot = self.dashpot[index] / self.hh if self.dashpot is not None else None
-        return _Contact(index, self.mech.vertex_rows[index], self.k_contact[index],
+        return _Contact(index, self.touch_rows[index], self.k_contact[index],
                         active[index],
                         self.friction * lam if self.friction > 0 else None, slide,
                         dashpot), active
@@ -831,7 +858,7 @@ def _energies(stepper: _Step, Z, V, energy, fi: int, work: float, lost: float) -
     if mech.bending is not None:
         pot += Bending.energy_grad(Z, mech.bending.Q, *stepper.bend)[0]
     if stepper.k_contact is not None:
-        y = np.minimum(stepper.v[:, 1] + mech.vertex_rows @ Z[:, 1], 0.0)
+        y = np.minimum(stepper.touch_rest[:, 1] + stepper.touch_rows @ Z[:, 1], 0.0)
         pot += 0.5 * float(np.sum(stepper.k_contact * y * y))
     energy["kinetic"][fi, 0] = kin
     energy["potential"][fi, 0] = pot

@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import trimesh
+from scipy.spatial import cKDTree
 from scipy.spatial.transform import Rotation
 
 from neurok_cli.deform.elastic import Membrane, NeoHookean, lame, smooth_solid, triangles
@@ -17,6 +18,7 @@ from neurok_cli.deform.handles import TOP, affine_coords, build_basis, mesh_edge
 from neurok_cli.deform.spec import MotionConfig
 from neurok_cli.errors import UsageError
 from neurok_cli.scenario.conditions import PRESET_MATERIALS, Conditions, Impulse, pinned_by
+from neurok_cli.scenario.materials import MATERIALS
 from neurok_cli.scenario.presets import Overrides, preset_conditions
 
 
@@ -201,6 +203,38 @@ def test_a_dropped_box_settles_on_the_ground():
     scale = m.stats["mass_kg"] * 9.81 * 0.3
     assert held.max() - held[0] < 0.01 * scale  # the steps add no energy
     assert held[-1] - held[0] < -0.9 * scale  # the fall's energy is gone (damping, friction)
+
+
+@pytest.mark.parametrize("material", ["soft", "rubber"])
+def test_a_box_of_eight_vertices_lands_on_its_face(material):
+    """Its contact is the face's points, not its four corners: on those alone a box of
+    long triangles sank through the ground and its steps blew up."""
+    v, f = _box(extents=(0.4, 0.3, 0.35), subdivide=0, lift=0.2)
+    cfg = _config("soft", seconds=1.5)
+    if material != "soft":
+        cfg = replace(cfg, material=MATERIALS[material].material)
+    m = handle_motion(v, f, cfg)
+    low = m.frames[0, :, :, 1].min(axis=1)
+    assert low.min() > -0.01 * 0.4 and abs(low[-1]) < 0.005 * 0.4
+    end = m.frames[0, -1]
+    assert np.ptp(end[:, 1]) == pytest.approx(0.3, rel=0.1)  # on its face, whole
+    assert np.abs(m.frames[0, -1] - m.frames[0, -2]).max() < 1e-3  # at rest
+
+
+def test_surface_grid_covers_long_triangles_and_keeps_the_area():
+    from neurok_cli.data.geometry import surface_grid
+
+    v, f = _box(extents=(0.4, 0.3, 0.35), subdivide=0)
+    B, area = surface_grid(v, f, 0.05)
+    assert B.shape[1] == len(v) and np.allclose(B[: len(v)].toarray(), np.eye(len(v)))
+    assert np.allclose(B.sum(axis=1), 1.0) and (B.data > 0).all()  # points on the faces
+    assert area.sum() == pytest.approx(trimesh.Trimesh(v, f).area) and (area > 0).all()
+    points = B @ v
+    assert len(np.unique(points.round(9), axis=0)) == len(points)  # none twice
+    gap, _ = cKDTree(points).query(points, k=2)
+    assert gap[:, 1].max() < 0.05  # none further than the spacing from another
+    fine, fine_area = surface_grid(v, f, 10.0)  # triangles shorter than it: the vertices
+    assert fine.shape == (len(v), len(v)) and len(fine_area) == len(v)
 
 
 def test_a_cantilever_bends_as_beam_theory_says():
