@@ -1,7 +1,7 @@
 """Speed of `neurok animate` (latent dynamics) against `neurok simulate` (full-order MuJoCo).
 
     python benchmarks/bench_animate.py [--quick] [--repeat 3] [--json out.json]
-        [--space learned|handles] [--sizes 10000 ...] [--no-durations]
+        [--space auto|learned|handles] [--sizes 10000 ...] [--no-durations]
 
 Every figure is a whole command line run as a user runs it (a fresh process: start-up,
 loading, encoding, integration, decoding and writing a GLB), timed from outside; animate and
@@ -54,11 +54,11 @@ def timed(args: list[str]) -> tuple[float, dict]:
     return wall, json.loads(proc.stdout)
 
 
-SPACE = "learned"  # animate's --space (set by --space)
+SPACE = "auto"  # animate's --space (set by --space)
 
 
 def animate(src: Path, seconds: float, out: Path, weights: str) -> dict:
-    extra = ["--weights", weights] if SPACE == "learned" else ["--space", SPACE]
+    extra = ["--space", SPACE] + (["--weights", weights] if SPACE == "learned" else [])
     wall, rep = timed(["animate", str(src), "-o", str(out), "--seconds", str(seconds),
                        "--material", "soft", *extra])
     return {"wall_s": wall, "stages": rep["timings"], "steps": rep["steps"],
@@ -101,7 +101,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--weights", default="neurok-base")
-    ap.add_argument("--space", default="learned", choices=("learned", "handles"),
+    ap.add_argument("--space", default="auto", choices=("auto", "learned", "handles"),
                     help="animate's shape space (as its --space)")
     ap.add_argument("--sizes", nargs="+", type=int, default=None,
                     help="sphere vertex counts (default: 1k, 10k and, without --quick, 100k)")

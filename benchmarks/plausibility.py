@@ -66,7 +66,7 @@ def write_sheet(path: Path, n: int = 24) -> Path:
 
 
 def run_pair(name: str, preset: str, seconds: float, size: float | None, weights: str,
-             tmp: Path, engine: bool = True, material: str = "auto", space: str = "learned"
+             tmp: Path, engine: bool = True, material: str = "auto", space: str = "auto"
              ) -> tuple[dict, dict]:
     """One asset under one preset, through both commands: a row and the frames of each
     (``engine=False``: `neurok animate` alone). ``material``: as ``--material`` (auto: the
@@ -135,7 +135,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--size", type=float, default=None, help="metres (default: the file's)")
     ap.add_argument("--weights", default="neurok-base")
-    ap.add_argument("--space", default="learned", choices=("learned", "handles"),
+    ap.add_argument("--space", default="auto", choices=("auto", "learned", "handles"),
                     help="animate's shape space (as its --space)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--sheet", type=Path, default=None)

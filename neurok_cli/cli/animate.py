@@ -1,5 +1,5 @@
-"""``neurok animate FILE [-o OUT]``: physically plausible motion through the learned latent
-space."""
+"""``neurok animate FILE [-o OUT]``: physically plausible motion in the object's own shape
+space, or the learned bundle's latent space."""
 
 from __future__ import annotations
 
@@ -84,11 +84,12 @@ def animate(
     device: o.Device = "auto",
     method: Annotated[str, o.Opt(panel=o.MODEL, metavar=o.choices("rk4", "dopri5"),
                                  help="ODE integrator: rk4 (fixed step) or dopri5.")] = "rk4",
-    space: Annotated[str, o.Opt(panel=o.MODEL, metavar=o.choices("learned", "handles"),
-                                help="Shape space of a deformable body: learned (the "
-                                     "bundle's latent space) or handles (the object's own "
-                                     "affine handles with the material's energy; no "
-                                     "weights).")] = "learned",
+    space: Annotated[str, o.Opt(
+        panel=o.MODEL, metavar=o.choices("auto", "learned", "handles"),
+        help="Shape space of a deformable body: handles (the object's own affine handles "
+             "with its material's energy), learned (the bundle's latent space: --samples, "
+             "fitted starts, --weights) or auto (handles unless what is asked needs the "
+             "bundle).")] = "auto",
 ) -> None:
     """Animate a static asset: glTF, OBJ/PLY frames or video.
 

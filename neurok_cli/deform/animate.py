@@ -39,7 +39,8 @@ from .report import AnimateReport, energy_row, material_row
 if TYPE_CHECKING:  # the latent motion imports torch: only the deformable path loads it
     from .spec import LatentStart, MotionConfig
 
-SPACES = ("learned", "handles")  # --space: the shape space a deformable body moves in
+SPACES = ("auto", "learned", "handles")  # --space: the shape space a deformable body moves
+# in; auto is the object's own handles unless only the learned bundle can do what is asked
 ARTICULATED = "articulated"  # --material: rigid parts on joints (rig/animate.py)
 SHIPPED_WEIGHTS = Path(__file__).resolve().parents[1] / "weights"  # package data: the wheel has it
 WEIGHTS_ENV = "NEUROK_WEIGHTS"  # folder(s), os.pathsep-separated, of more bundles by name
@@ -81,7 +82,8 @@ class AnimateConfig:
     device: str = "auto"
     method: str = "rk4"
     subspace: int = 8
-    space: str = "learned"  # or "handles": the object's own handle basis (handle_motion.py)
+    space: str = "auto"  # handles: the object's own basis (handle_motion.py); learned: the
+    # bundle's latent space; auto: handles unless ``learned_only`` names a reason
     strain_limit: float | None = None  # None: the bundle's for the category; inf: none
     export: ExportOptions = field(default_factory=ExportOptions)
     continuation: Continuation | None = None
@@ -200,7 +202,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         return _animate_rig(cfg, asset, frame, rigged, say, on_frame, t0)
     from ..scenario.category import auto_category
 
-    handles = cfg.space == "handles"
+    handles = space_of(cfg) == "handles"
     if handles:
         bundle_cfg, bundle, device, compiled = {}, "", "cpu", True
     else:
@@ -257,7 +259,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
                 else None),
         start_height_m=run.height_m, conditions=run.cond.json(),
         handles=({k: st[k] for k in ("handles", "coordinates", "elements", "solid", "step_s",
-                                     "iterations")} if handles else None))
+                                     "iterations")} if handles else None),
+        space="handles" if handles else "learned")
 
 
 class _RunStart(NamedTuple):
@@ -371,13 +374,35 @@ def _rig_conflicts(cfg: AnimateConfig) -> list[str]:
     return given
 
 
+def learned_only(cfg: AnimateConfig) -> list[str]:
+    """What was asked of ``cfg`` that only the learned bundle gives: several motions from its
+    prior, a fitted start in its latent space, or a setting of its own."""
+    asked = []
+    if cfg.samples != 1:
+        asked.append("«samples»")
+    if cfg.continuation is not None:
+        asked.append("fitted start")
+    for name, default in (("weights", DEFAULT_WEIGHTS), ("method", "rk4"), ("subspace", 8),
+                          ("strain_limit", None)):
+        if getattr(cfg, name) != default:
+            asked.append(f"«{name.replace('_', ' ')}»")
+    return asked
+
+
+def space_of(cfg: AnimateConfig) -> str:
+    """The shape space a deformable body moves in: ``cfg.space``, auto resolved."""
+    if cfg.space != "auto":
+        return cfg.space
+    return "learned" if learned_only(cfg) else "handles"
+
+
 def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
                    material: SimMaterial, cond: Conditions, start) -> MotionConfig:
     """The latent motion's settings: the options, with the bundle's calibration of the
     category (stiffness and damping scales, prior spread, strain limit)."""
     from .spec import MotionConfig
 
-    if cfg.space == "handles":  # the material as given: no bundle, no calibration
+    if space_of(cfg) == "handles":  # the material as given: no bundle, no calibration
         return MotionConfig(category=category, material=material, conditions=cond,
                             seconds=cfg.seconds, fps=cfg.fps, samples=cfg.samples,
                             seed=cfg.seed, stiffness=cfg.stiffness, start=start)
@@ -409,9 +434,9 @@ def _check_options(cfg: AnimateConfig) -> None:
         check_preset(cfg.preset)
     if cfg.space not in SPACES:
         raise UsageError(f"unknown «space» {cfg.space!r}; choose one of {', '.join(SPACES)}")
-    if cfg.space == "handles" and (cfg.samples != 1 or cfg.continuation is not None):
-        raise UsageError("the object's own space («space» handles) moves one motion from "
-                         "rest: «samples» and a fitted start need «space» learned")
+    if cfg.space == "handles" and learned_only(cfg):
+        raise UsageError(f"the object's own space («space» handles) has no "
+                         f"{' or '.join(learned_only(cfg))}: use «space» learned or auto")
     if not 1 <= cfg.samples <= 64:
         raise UsageError(f"«samples» must be in 1..64, got {cfg.samples}")
     if cfg.strain_limit is not None and not cfg.strain_limit >= 0:

@@ -52,6 +52,7 @@ class AnimateReport:
     handles: dict | None = None  # the object's own shape space (``--space handles``): its
     # handles, coordinates, cubature elements, whether a solid, steps and iterations; None:
     # the learned space
+    space: str = ""  # the shape space moved in: handles or learned ("": parts on joints)
 
 
 def energy_row(e: dict) -> dict:
@@ -80,6 +81,14 @@ def _drift(e: dict[str, np.ndarray]) -> float:
     return float(np.abs(total - total[0]).max() / scale)
 
 
+def _space_row(rep: AnimateReport) -> list[tuple[str, str]]:
+    if rep.handles is not None:
+        return [("shape space", f"the object's own: {rep.handles['handles']} affine handles")]
+    if rep.space == "learned":
+        return [("shape space", f"learned: the bundle's latent space ({Path(rep.weights).name})")]
+    return []
+
+
 def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, str]]:
     """The summary of a run in a user's words; with ``verbose``, the model's figures and the
     time of each stage too. Each row fits in 100 columns."""
@@ -91,6 +100,7 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
             ("size", _size_row(rep.size_m, rep.size_from)),
             ("mass", f"{rep.mass_kg:.3g} kg, from the material's density"),
             ("material", rep.material.split(", Poisson")[0]),
+            *_space_row(rep),
             ("preset", rep.preset + (f"; pinned: {rep.pins['vertices']:,} vertices"
                                      if rep.pins else "")),
             ("ground", ground_row(rep.ground)),
@@ -116,8 +126,8 @@ def report_rows(rep: AnimateReport, verbose: bool = False) -> list[tuple[str, st
         cubature = "tetrahedra" if h["solid"] else "triangles"
         return rows + [
             vertices, *pins,
-            ("shape space", f"{h['handles']} affine handles, {h['coordinates']} coordinates, "
-                            f"{h['elements']:,} cubature {cubature}"),
+            ("handles", f"{h['coordinates']} coordinates, energy on {h['elements']:,} "
+                        f"cubature {cubature}"),
             ("integration", f"{rep.steps:,} BDF2 steps of {h['step_s'] * 1e3:.1f} ms, "
                             f"{h['iterations']:.1f} minimizer iterations each"),
             energy, ("stages (s)", stages)]

@@ -57,6 +57,18 @@ def test_penguin_drops_onto_the_ground_in_a_valid_glb(tmp_path):
     assert low.min() > ground - 0.03 * scale  # the impact sinks it at most 3 % of its size
     assert np.abs(frames[-1] - frames[-2]).max() < 0.02 * scale  # it has settled ...
     assert abs(low[-1] - ground) < 0.01 * scale  # ... on the ground, within 1 % of its size
+    # by default it moves in its own shape space, which needs no strain limit
+    assert report["space"] == "handles" and report["handles"]["handles"] > 0
+    assert report["strain_limit"] is None and report["strain_sweeps"] == 0
+
+
+def test_the_learned_space_keeps_its_strain_limit(tmp_path):
+    out = tmp_path / "p.glb"
+    result = animate(asset_path("penguin"), "-o", out, "--seconds", "0.5", "--space", "learned",
+                     "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["space"] == "learned" and report["handles"] is None
     # the decoded frames keep the shipped weights' strain limit for soft bodies
     assert report["strain_limit"] == pytest.approx(0.137, abs=0.01)
     assert report["strain_sweeps"] >= 0
@@ -105,18 +117,20 @@ def test_same_seed_same_bytes_and_samples_differ(tmp_path):
     assert_one_error_line(result, "no animation 'neurok_wobble_7'")
 
 
-def test_pinned_beam_sways_and_its_clamp_stays_put(tmp_path):
-    """A long box pinned at x < 0.05 (the sway preset for beams)."""
+@pytest.mark.parametrize("space, hold", [("auto", "fixed"), ("learned", "clamp")])
+def test_pinned_beam_sways_and_its_clamp_stays_put(tmp_path, space, hold):
+    """A long box pinned at x < 0.05 (the sway preset for beams): its own space holds the
+    region as one fixed handle, the learned space as a clamp."""
     src = tmp_path / "beam.obj"
     box = trimesh.creation.box(extents=(1.0, 0.08, 0.08))
     box = box.subdivide().subdivide().subdivide()
     box.export(src)
     out = tmp_path / "beam.glb"
-    result = animate(src, "-o", out, "--seconds", "2", "--json")
+    result = animate(src, "-o", out, "--seconds", "2", "--json", "--space", space)
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["category"] == "beam" and report["preset"] == "sway"
-    assert report["pins"]["hold"] == "clamp" and report["pins"]["points"] > 0
+    assert report["pins"]["hold"] == hold and report["pins"]["points"] > 0
     (frames,) = ours(out)
     rest = load_mesh(src).vertices
     held = rest[:, 0] - rest[:, 0].min() < 0.05 * np.ptp(rest[:, 0])
@@ -125,9 +139,11 @@ def test_pinned_beam_sways_and_its_clamp_stays_put(tmp_path):
     assert np.abs(frames[:, tip] - rest[tip]).max() > 1e-3  # the free end moves
 
 
-def test_a_sheet_held_by_a_narrow_edge_hangs_from_it(tmp_path):
+@pytest.mark.parametrize("space, hold", [("auto", "fixed"), ("learned", "hinge")])
+def test_a_sheet_held_by_a_narrow_edge_hangs_from_it(tmp_path, space, hold):
     """A 1 m sheet lying flat, held by a strip two vertices wide along one edge, falls and
-    hangs from it (a hinge), as the engine's does; the pinned vertices stay put."""
+    hangs from it, as the engine's does (the learned space holds such a strip as a hinge);
+    the pinned vertices stay put."""
     src = tmp_path / "sheet.obj"
     n = 30
     x, z = np.meshgrid(np.linspace(0, 1, n), np.linspace(0, 1, n), indexing="ij")
@@ -138,11 +154,11 @@ def test_a_sheet_held_by_a_narrow_edge_hangs_from_it(tmp_path):
     trimesh.Trimesh(v, faces).export(src)
     out = tmp_path / "sheet.glb"
     result = animate(src, "-o", out, "--material", "cloth", "--pin", "x<0.05", "--no-ground",
-                     "--preset", "free", "--seconds", "1.5", "--json")
+                     "--preset", "free", "--seconds", "1.5", "--json", "--space", space)
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     pins = report["pins"]
-    assert pins["vertices"] == 2 * n and pins["points"] > 0 and pins["hold"] == "hinge"
+    assert pins["vertices"] == 2 * n and pins["points"] > 0 and pins["hold"] == hold
     (frames,) = ours(out)
     rest = load_mesh(src).vertices
     held = rest[:, 0] < 0.05

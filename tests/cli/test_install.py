@@ -102,8 +102,12 @@ def test_a_wheel_installed_elsewhere_animates(installed, tmp_path):
     trimesh.creation.icosphere(subdivisions=1, radius=0.3).export(far / "ball.obj")
     proc = _run(installed, ["animate", "ball.obj", "--seconds", "0.2", "--json"], far)
     assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
+    assert json.loads(proc.stdout)["space"] == "handles"  # the default: no weights needed
     assert (far / "ball_animated.glb").is_file()
+    proc = _run(installed, ["animate", "ball.obj", "--seconds", "0.2", "--json", "--space",
+                            "learned"], far)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
     weights = Path(report["weights"]).resolve()
     assert weights.is_relative_to(installed.env_dir.resolve()), weights  # the wheel's own
     assert not weights.is_relative_to(ROOT.resolve())

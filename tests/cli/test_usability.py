@@ -147,11 +147,12 @@ def test_animate_and_preview_as_typed_without_o(ball):
                   "took"):
         assert label in text, label
     assert str(out) in text.replace("\n", "")
-    assert "RK4" not in text and "latent" not in text  # the research figures: --verbose
+    assert "the object's own" in text  # the shape space it moved in, in words
+    assert "BDF2" not in text and "cubature" not in text  # the research figures: --verbose
     again = _run("animate", ball, "--seconds", "0.2", "--verbose")
     assert again.exit_code == 0, again.output
     assert (ball.parent / "ball_animated_2.glb").is_file()
-    assert "RK4 steps" in again.stdout and "latent" in again.stdout
+    assert "BDF2 steps" in again.stdout and "cubature" in again.stdout
     result = _run("preview", out, "--width", "64", "--height", "48", "--renderer", "numpy")
     assert result.exit_code == 0, result.output
     assert (ball.parent / "ball_animated.mp4").is_file()
@@ -174,17 +175,22 @@ def test_the_summary_fits_in_100_columns(ball, tmp_path):
     assert not long, long
 
 
-def test_progress_follows_every_frame(ball, tmp_path):
+@pytest.mark.parametrize("space", ["handles", "learned"])
+def test_progress_follows_every_frame(ball, tmp_path, space):
     from neurok_cli.deform.animate import AnimateConfig, animate
     from neurok_cli.model.dynamics import kernel
 
     kernel.warm()  # compiled and cached: the "moving" stage does not announce a compile
     frames, stages = [], []
-    rep = animate(AnimateConfig(input=ball, output=tmp_path / "p.glb", seconds=0.2),
+    rep = animate(AnimateConfig(input=ball, output=tmp_path / "p.glb", seconds=0.2,
+                                space=space),
                   progress=stages.append, on_frame=lambda done, total: frames.append(
                       (done, total)))
     assert stages == ["loading", "moving", "writing"]
-    assert frames == [(i, rep.frames) for i in range(1, rep.frames + 1)]
+    if space == "handles":  # frame 0 is the rest pose: each frame after it, as it comes
+        assert frames == [(i, rep.frames - 1) for i in range(1, rep.frames)]
+    else:  # the learned space's rollout counts its frames from the start state
+        assert frames == [(i, rep.frames) for i in range(1, rep.frames + 1)]
 
 
 def test_progress_follows_the_decoding_block_by_block(ball, tmp_path):
@@ -192,7 +198,8 @@ def test_progress_follows_the_decoding_block_by_block(ball, tmp_path):
     from neurok_cli.deform.decode import DECODE_FRAMES
 
     blocks = []
-    rep = animate(AnimateConfig(input=ball, output=tmp_path / "p.glb", seconds=1.0),
+    rep = animate(AnimateConfig(input=ball, output=tmp_path / "p.glb", seconds=1.0,
+                                space="learned"),  # the handle space decodes nothing
                   on_decode=lambda done, total: blocks.append((done, total)))
     ends = [*range(DECODE_FRAMES, rep.frames, DECODE_FRAMES), rep.frames]
     assert blocks == [(end, rep.frames) for end in ends] and len(blocks) > 1

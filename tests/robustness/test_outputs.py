@@ -165,8 +165,8 @@ def test_an_object_too_small_in_its_units_is_refused_before_integrating(tmp_path
 
 def test_a_rollout_past_its_step_budget_is_one_line_not_a_hang(tmp_path, monkeypatch):
     monkeypatch.setattr("neurok_cli.model.dynamics.rollout.MAX_STEPS", 10)
-    run_hostile(tmp_path, ["animate", "{mesh}", "-o", "{out}", "--seconds", "1"],
-                "integration steps")
+    run_hostile(tmp_path, ["animate", "{mesh}", "-o", "{out}", "--seconds", "1", "--space",
+                           "learned"], "integration steps")
 
 
 def test_a_mesh_past_the_triangle_limit_is_refused_before_simulating(tmp_path, monkeypatch):
