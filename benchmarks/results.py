@@ -63,9 +63,10 @@ def summary_table(metrics: dict, plaus: list[dict]) -> list[str]:
     ik, ro = metrics["test"]["inverse_kinematics"], metrics["test"]["rollout"]
     cmd = f"`{metrics['measured_by']}`"
     out = ["| what | neurok | reference | command |", "|---|---|---|---|",
-           "| shape recovery on unseen shape families (Chamfer-L1, × diagonal) | "
+           "| learned model: shape recovery on unseen shape families (`neurok fit`; "
+           "Chamfer-L1, × diagonal) | "
            f"{ik['chamfer']['all']:.4f} | rest pose {ik['rest_chamfer']['all']:.4f} | {cmd} |",
-           "| 2 s motion vs the physics engine (mean vertex error, × diagonal) | "
+           "| learned model: 2 s motion vs the physics engine (mean vertex error, × diagonal) | "
            f"{ro['error']['all']:.3f} | rest pose {ro['rest_error']['all']:.3f} | "
            "same, `--only rollout` |", *_articulated_row(metrics.get("articulated"))]
     for i, r in enumerate(plaus):
@@ -74,8 +75,9 @@ def summary_table(metrics: dict, plaus: list[dict]) -> list[str]:
         vol = (f"{a['volume_min']:.3f} / " if a["volume_min"] is not None else "")
         evol = (f"{e['volume_min']:.3f} / " if e["volume_min"] is not None else "")
         what = "smallest volume / crumple (rad)" if vol else "crumple (rad)"
-        out.append(f"| {r['asset']} {r['preset']}: {what} | {vol}{a['crumple']:.3f} | "
-                   f"engine {evol}{e['crumple']:.3f} | {same} |")
+        out.append(f"| {r['asset']} {r['preset']}: {what} / end tilt (°) | {vol}"
+                   f"{a['crumple']:.3f} / {a['tilt_deg']:.0f} | engine {evol}"
+                   f"{e['crumple']:.3f} / {e['tilt_deg']:.0f} | {same} |")
     if plaus:
         r = plaus[0]
         out.append(f"| {r['asset']} {r['preset']}, in one process (loading to written GLB) | "
@@ -90,7 +92,7 @@ def _articulated_row(art: dict | None) -> list[str]:
         return []
     ch = art["inverse_kinematics"]["chamfer"]["all"]
     rest = art["inverse_kinematics"]["rest_chamfer"]["all"]
-    return ["| shape recovery, parts on hinges: unseen laptops and lamps (Chamfer-L1, × diagonal) "
+    return ["| learned model: shape recovery, parts on hinges: unseen laptops and lamps (Chamfer-L1, × diagonal) "
             f"| {ch:.4f} | rest pose {rest:.4f} | `{art['measured_by']}` |"]
 
 

@@ -67,7 +67,7 @@ SPANNED = 1e-4  # a handle's direction carries mass if this share of its most ma
 TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
 # stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
 CONTACT_DAMPING = 1.0  # the ground's damping ratio per vertex (the engine's contacts: 1)
-FEWEST = 8  # the ground holds the whole weight on this many points at PENETRATION (at 16x
+FEWEST = 24  # the ground holds the whole weight on this many points at PENETRATION (at 16x
 # their share alone, a penguin on its feet sank 3.7 % of its size)
 REACH = 0.02  # the ground's candidates: vertices this x size above it (and their fall)
 TOUCH = 1 / 16  # the ground touches the surface's points this x size apart at most (a
