@@ -112,7 +112,9 @@ def _intro_lines(config: dict, *, generate: str, name: str, history: str, params
         f"# {name}", "",
         "The NeuROK kinematic model (a transformer conditional VAE over an object's deformed "
         "states; CVPR 2026, reimplemented in neurok_cli) trained on the corpus our data engine "
-        "makes with MuJoCo 4.0.0. `neurok animate` uses it by default.", "",
+        "makes with MuJoCo 4.0.0. `neurok animate` moves an object in it where only it "
+        "can do what is asked (`--samples`, a start fitted by `neurok fit`; `--space learned` "
+        "asks for it), and in the object's own shape space otherwise.", "",
         "## Model", "",
         f"- architecture: width {model['width']}, depth {model['depth']}, heads "
         f"{model['heads']}, {model['latent_tokens']} latent tokens, latent size "
