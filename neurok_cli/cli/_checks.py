@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..limits import (
     MATERIAL,
     MAX_FPS,
@@ -170,6 +170,10 @@ def check_options(command: str, values: dict[str, Any]) -> None:
     seconds, fps = values.get("seconds"), values.get("fps")
     if isinstance(seconds, float) and isinstance(fps, float):
         check_frames(seconds, fps)
+    for name in INPUTS:  # here, before the command imports what it works with (seconds)
+        given = values.get(name)
+        if isinstance(given, Path) and not given.exists():
+            raise InputError(f"{given}: no such file")
     for (cmd, name), check in OUTPUTS.items():
         if cmd == command and isinstance(values.get(name), Path):
             _not_an_input(flag(name), values[name], values)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from ._common import guarded, print_json, print_rows, warn
@@ -61,7 +61,7 @@ def _rig_rows(rig: list[dict] | None) -> list[tuple[str, str]]:
         elif j is None:
             text = f"rides on '{part['parent']}' ({part['found']})"
         elif j["kind"] == "hinge":
-            lo, hi = (round(np.degrees(x)) for x in j["limits"])
+            lo, hi = (round(math.degrees(x)) for x in j["limits"])
             text = (f"hinge on '{part['parent']}', {lo}..{hi}°: "
                     f"{part['part']}:hinge:{vec(j['axis'])}@{vec(j['anchor'])}")
         else:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..limits import MAX_SECONDS, MAX_SPEED, MAX_VERTICES, require_material
+
+if TYPE_CHECKING:  # the command line parses options with this module: numpy when it selects
+    import numpy as np
 
 CATEGORIES = ("soft", "cloth", "beam")
 
@@ -117,7 +119,7 @@ def _comparisons(expr: str, text: str, name: str) -> list[list[tuple[int, str, f
         for term in alternative.split("&"):
             term = NAMED_REGIONS.get(term.strip().lower(), term)
             m = _CMP.match(term)
-            if not m or not np.isfinite(float(m.group(3))):
+            if not m or not math.isfinite(float(m.group(3))):
                 raise UsageError(f"{name} '{expr}': cannot read '{term.strip()}'; use e.g. "
                                  "'y>0.9', 'x<0.1 & z>0.5', 'top' or vertex indices '0,4,8-12'")
             terms.append(("xyz".index(m.group(1)), m.group(2), float(m.group(3))))
@@ -136,6 +138,8 @@ def check_region(expr: str, name: str = "region") -> None:
 def pinned_by(regions: list[str], vertices: np.ndarray) -> np.ndarray:
     """(N,) bool: the vertices any of the ``--pin`` regions holds; a region list that holds
     none of them, or all of them (nothing could move), is a UsageError."""
+    import numpy as np
+
     held = np.zeros(len(vertices), bool)
     for region in regions:
         held |= select_region(region, vertices)
@@ -162,6 +166,8 @@ def select_region(expr: str, vertices: np.ndarray) -> np.ndarray:
     "back" mean the outer 10 % of an axis. An axis along which the mesh is flat (a plane,
     a single triangle) constrains nothing: a flat sheet is its own front and back.
     """
+    import numpy as np
+
     text = NAMED_REGIONS.get(expr.strip().lower(), expr)
     n = len(vertices)
     ranges = _index_ranges(text, "region")
@@ -194,7 +200,7 @@ def parse_vector(text: str, name: str) -> tuple[float, float, float]:
         vals = tuple(float(t) for t in text.split(","))
     except ValueError:
         vals = ()
-    if len(vals) != 3 or not all(np.isfinite(vals)):
+    if len(vals) != 3 or not all(math.isfinite(v) for v in vals):
         raise UsageError(f"{name} must be three numbers X,Y,Z, not {text!r}")
     if math.hypot(*vals) > MAX_SPEED:
         raise UsageError(f"{name} {text!r} is too large: its length may be at most "
