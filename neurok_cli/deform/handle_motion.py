@@ -67,6 +67,8 @@ SPANNED = 1e-4  # a handle's direction carries mass if this share of its most ma
 TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
 # stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
 CONTACT_DAMPING = 1.0  # the ground's damping ratio per vertex (the engine's contacts: 1)
+AIR_POINTS = 8000  # air acts on at most about this many vertices (a 164k-vertex sphere
+# spent 62 ms a step on all of them)
 FEWEST = 24  # the ground holds the whole weight on this many points at PENETRATION (at 16x
 # their share alone, a penguin on its feet sank 3.7 % of its size)
 REACH = 0.02  # the ground's candidates: vertices this x size above it (and their fall)
@@ -483,10 +485,8 @@ class _Step:
         self.mass_factor = sla.cho_factor(self.N.T @ mech.M @ self.N, check_finite=False)
         self.wind = np.asarray(cond.wind, np.float64)
         self.gust = float(cond.gust)
-        nf = len(faces)  # each vertex's share of its faces' area vectors (a third of half)
-        self.corners = sp.csr_matrix((np.full(3 * nf, 1 / 6), (faces.reshape(-1), np.repeat(
-            np.arange(nf), 3))), shape=(len(v), nf))
         self.air = 0.5 * AIR_DENSITY * DRAG if cfg.still_air or self.wind.any() else 0.0
+        self._air_points(v, faces, mech)
         self.R_handles = np.broadcast_to(np.eye(3), (mech.basis.handles, 3, 3)).copy()
         self.bend = (np.zeros((mech.M.shape[0], 3)), 0.0)  # bending's linear part, at rest
         material = slice(len(v), None) if mech.solid else slice(0, len(v))
@@ -508,21 +508,38 @@ class _Step:
     def positions(self, Z: np.ndarray) -> np.ndarray:
         return self.v + self.mech.vertex_rows @ Z
 
+    def _air_points(self, v: np.ndarray, faces: np.ndarray, mech: Mechanics) -> None:
+        """The vertices air acts on: all of them, or on a large mesh at most AIR_POINTS
+        standing for the rest (``cubature``: each weighed by its cell's area over its own),
+        with the triangles around them (their normals)."""
+        keep, weight = cubature(v, mech.areas, AIR_POINTS, 2)
+        self.air_index, self.air_weight = keep, weight
+        around = np.flatnonzero(np.isin(faces, keep).any(axis=1))
+        self.air_faces = faces[around]
+        nf = len(around)  # each vertex's share of its faces' area vectors (a third of half)
+        corners = sp.csr_matrix((np.full(3 * nf, 1 / 6), (self.air_faces.reshape(-1),
+                                                          np.repeat(np.arange(nf), 3))),
+                                shape=(len(v), nf))
+        self.air_corners = corners[keep].tocsr()
+        self.air_rows = mech.vertex_rows[keep].tocsr()
+
     def air_force(self, x: np.ndarray, xdot: np.ndarray, t: float) -> np.ndarray:
-        """(N, 3) air pressure on the vertices (wind with its gusts, and still air)."""
+        """(K, 3) air pressure on the vertices ``air_index`` (wind with its gusts, and
+        still air), each times its cubature weight."""
         if self.air == 0.0:
-            return np.zeros_like(x)
-        a = x[self.faces[:, 1]] - x[self.faces[:, 0]]
-        b = x[self.faces[:, 2]] - x[self.faces[:, 0]]
-        normal = self.corners @ np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+            return np.zeros((len(self.air_index), 3))
+        f = self.air_faces
+        a = x[f[:, 1]] - x[f[:, 0]]
+        b = x[f[:, 2]] - x[f[:, 0]]
+        normal = self.air_corners @ np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
                                           a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
                                           a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
         a = np.linalg.norm(normal, axis=1)
         n = normal / np.maximum(a, 1e-30)[:, None]
         wind = self.wind * (1.0 + self.gust * math.sin(2 * math.pi * GUST_HZ * t))
-        vn = np.einsum("ic,ic->i", wind[None, :] - xdot, n)
+        vn = np.einsum("ic,ic->i", wind[None, :] - xdot[self.air_index], n)
         press = -np.minimum(vn, 0.0) ** 2 if self.mech.solid else vn * np.abs(vn)
-        return (self.air * press * a)[:, None] * n
+        return (self.air * press * a * self.air_weight)[:, None] * n
 
     def rotations(self, Z: np.ndarray) -> None:
         """Each handle's and each vertex's rotation at ``Z`` (for the lagged terms and the
@@ -624,10 +641,10 @@ class _Step:
 
     def step(self, Z: np.ndarray, V: np.ndarray, t: float, x: np.ndarray, xdot: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, dict]:
-        """Z, V one step on from time t (x, xdot: the vertices now) -> (Z, V, figures)."""
-        mech = self.mech
+        """Z, V one step on from time t (x, xdot: the vertices now) -> (Z, V, figures;
+        ``x`` among them: the vertices then)."""
         f_air = self.air_force(x, xdot, t)
-        f_ext = self.gravity + mech.vertex_rows.T @ f_air
+        f_ext = self.gravity + self.air_rows.T @ f_air
         if self.previous is None:  # implicit Euler
             Zb, Vb, self.hh = Z, V, self.h
         else:  # BDF2: Z' = Zb + hh V', V' = Vb + hh A' with hh = 2h/3
@@ -649,7 +666,8 @@ class _Step:
         Vnew = (Znew - Zb) / self.hh
         self.previous = (Z, V)
         xnew = self.positions(Znew)
-        return Znew, Vnew, {"iters": iters, "air_work": float(np.sum(f_air * (xnew - x))),
+        air_work = float(np.sum(f_air * (xnew - x)[self.air_index]))
+        return Znew, Vnew, {"iters": iters, "air_work": air_work, "x": xnew,
                             "dissipated": self._dissipated(Znew, Zb, self.touch @ (xnew - x),
                                                        contact)}
 
@@ -813,7 +831,7 @@ def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, progress
             Z, V, fig = stepper.step(Z, V, t, x, xdot)
             if not np.isfinite(Z).all():
                 raise FloatingPointError(f"the motion diverged at {t:.3f} s")
-            x = stepper.positions(Z)
+            x = fig["x"]
             xdot = mech.vertex_rows @ V
             work += fig["air_work"]
             lost += fig["dissipated"]
