@@ -170,14 +170,14 @@ def check_options(command: str, values: dict[str, Any]) -> None:
     seconds, fps = values.get("seconds"), values.get("fps")
     if isinstance(seconds, float) and isinstance(fps, float):
         check_frames(seconds, fps)
+    for (cmd, name), check in OUTPUTS.items():  # first: what is missing to write it
+        if cmd == command and isinstance(values.get(name), Path):
+            _not_an_input(flag(name), values[name], values)
+            check(flag(name), values[name], values)
     for name in INPUTS:  # here, before the command imports what it works with (seconds)
         given = values.get(name)
         if isinstance(given, Path) and not given.exists():
             raise InputError(f"{given}: no such file")
-    for (cmd, name), check in OUTPUTS.items():
-        if cmd == command and isinstance(values.get(name), Path):
-            _not_an_input(flag(name), values[name], values)
-            check(flag(name), values[name], values)
 
 
 def _not_an_input(flag: str, output: Path, values: dict[str, Any]) -> None:

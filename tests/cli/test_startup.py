@@ -24,7 +24,7 @@ print("HEAVY", ",".join(heavy))
 @pytest.mark.parametrize("args", [
     ["--help"],
     ["animate", "--help"],
-    ["animate", "missing.obj", "-o", "x.glb"],
+    ["animate", "missing.obj"],
     ["animate", "missing.obj", "--preset", "jump"],
     ["simulate", "missing.glb"],
     ["preview", "missing.glb"],
