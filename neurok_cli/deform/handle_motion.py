@@ -66,12 +66,12 @@ RESOLVED = 1.5  # a solid's weights are at least this many lattice steps wide
 SPANNED = 1e-4  # a handle's direction carries mass if this share of its most massive one
 TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
 # stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
-CONTACT_DAMPING = 1.0  # the ground's damping ratio per vertex (the engine's contacts: 1)
+CONTACT_DAMPING = 1.0  # the ground's damping ratio per point (the engine's contacts: 1)
 AIR_POINTS = 8000  # air acts on at most about this many vertices (a 164k-vertex sphere
 # spent 62 ms a step on all of them)
 FEWEST = 24  # the ground holds the whole weight on this many points at PENETRATION (at 16x
 # their share alone, a penguin on its feet sank 3.7 % of its size)
-REACH = 0.02  # the ground's candidates: vertices this x size above it (and their fall)
+REACH = 0.02  # the ground's candidates: points this x size above it (and their fall)
 TOUCH = 1 / 16  # the ground touches the surface's points this x size apart at most (a
 # coarse mesh's long triangles get a grid: on its corners alone a box sank and blew up)
 HANDLES = {"soft": 24, "cloth": 32, "beam": 16}  # beams add handles along their length
@@ -465,20 +465,22 @@ class _Step:
     def __init__(self, mech: Mechanics, v: np.ndarray, faces: np.ndarray, cfg: MotionConfig,
                  h: float):
         cond = cfg.conditions
-        self.mech, self.v, self.faces, self.h = mech, v, faces, h
+        self.mech, self.v, self.h = mech, v, h
         self.size = float(np.ptp(v, axis=0).max())
         g = np.asarray(cond.gravity, np.float64)
         gmag = max(float(np.linalg.norm(g)), 9.81)
         self.gravity = mech.mass_rows.T @ (mech.point_mass[:, None] * g[None, :])  # (4H, 3)
         self.weight = mech.mass_total * float(np.linalg.norm(g)) * self.size  # J
-        self.touch, area = surface_grid(v, faces, TOUCH * self.size)  # (C, N), (C,)
-        self.touch_rest = self.touch @ v
-        self.touch_rows = _material_rows(mech, self.touch_rest, len(v))
-        share = mech.mass_total * area / max(area.sum(), 1e-30)
-        carried = np.maximum(16 * share, mech.mass_total / FEWEST)  # kg a point may hold
-        self.k_contact = carried * gmag / (PENETRATION * self.size) if cond.ground else None
-        self.dashpot = (2 * CONTACT_DAMPING * np.sqrt(self.k_contact * share)
-                        if cond.ground and CONTACT_DAMPING > 0 else None)
+        self.k_contact = self.dashpot = None  # no ground: no points to touch it
+        if cond.ground:
+            self.touch, area = surface_grid(v, faces, TOUCH * self.size)  # (C, N), (C,)
+            self.touch_rest = self.touch @ v
+            self.touch_rows = _material_rows(mech, self.touch_rest, len(v))
+            share = mech.mass_total * area / max(area.sum(), 1e-30)
+            carried = np.maximum(16 * share, mech.mass_total / FEWEST)  # kg a point may hold
+            self.k_contact = carried * gmag / (PENETRATION * self.size)
+            if CONTACT_DAMPING > 0:
+                self.dashpot = 2 * CONTACT_DAMPING * np.sqrt(self.k_contact * share)
         self.friction = float(cond.friction)
         self.beta = cfg.material.damping * cfg.damping_scale
         self.N = free_directions(mech)
@@ -651,7 +653,7 @@ class _Step:
             Zp, Vp = self.previous
             Zb, Vb, self.hh = (4 * Z - Zp) / 3, (4 * V - Vp) / 3, 2 * self.h / 3
         Zt = Zb + self.hh * Vb + self.hh ** 2 * self.accelerate(f_ext)
-        contact, active = None, np.zeros(len(self.touch_rest), bool)
+        contact, active = None, np.zeros(0, bool)
         if self.k_contact is not None:
             contact, active = self._contact(self.touch @ x, self.touch @ xdot)
         key = (active.tobytes(), self.hh)
@@ -668,12 +670,11 @@ class _Step:
         xnew = self.positions(Znew)
         air_work = float(np.sum(f_air * (xnew - x)[self.air_index]))
         return Znew, Vnew, {"iters": iters, "air_work": air_work, "x": xnew,
-                            "dissipated": self._dissipated(Znew, Zb, self.touch @ (xnew - x),
-                                                       contact)}
+                            "dissipated": self._dissipated(Znew, Zb, xnew - x, contact)}
 
     def _dissipated(self, Z, Zn, dx, contact: _Contact | None) -> float:
-        """The energy damping and friction took this step (J); ``dx`` (C, 3): how far
-        the surface's points moved."""
+        """The energy damping and friction took this step (J); ``dx`` (N, 3): how far
+        the vertices moved."""
         s = (Z - Zn).reshape(-1)
         out = self.beta * self.h / self.hh ** 2 * float(s @ self._turn(self.mech.K0 @ self._turn(
             s, inverse=True)))
@@ -681,7 +682,8 @@ class _Step:
             down = np.minimum(contact.rows @ (Z[:, 1] - Zn[:, 1]), 0.0) * contact.close
             out += float(np.sum(contact.dashpot * down * down)) * self.h / self.hh
         if contact is not None and contact.friction is not None:
-            slide = np.linalg.norm(dx[contact.index][contact.touching][:, [0, 2]], axis=1)
+            moved = self.touch[contact.index[contact.touching]] @ dx  # the touching points'
+            slide = np.linalg.norm(moved[:, [0, 2]], axis=1)
             out += float(np.sum(contact.friction * slide))
         return out
 

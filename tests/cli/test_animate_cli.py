@@ -33,10 +33,11 @@ def ours(path):
     return [read_animated(path, animations=[i]).frames for i in picks]
 
 
-def test_penguin_drops_onto_the_ground_in_a_valid_glb(tmp_path):
+@pytest.mark.parametrize("space", ["auto", "learned"])
+def test_penguin_drops_onto_the_ground_in_a_valid_glb(tmp_path, space):
     out = tmp_path / "p.glb"
     result = animate(asset_path("penguin"), "-o", out, "--seconds", "3", "--size", "0.5",
-                     "--json")
+                     "--json", "--space", space)
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["category"] == "soft" and report["preset"] == "drop"
@@ -57,21 +58,13 @@ def test_penguin_drops_onto_the_ground_in_a_valid_glb(tmp_path):
     assert low.min() > ground - 0.03 * scale  # the impact sinks it at most 3 % of its size
     assert np.abs(frames[-1] - frames[-2]).max() < 0.02 * scale  # it has settled ...
     assert abs(low[-1] - ground) < 0.01 * scale  # ... on the ground, within 1 % of its size
-    # by default it moves in its own shape space, which needs no strain limit
-    assert report["space"] == "handles" and report["handles"]["handles"] > 0
-    assert report["strain_limit"] is None and report["strain_sweeps"] == 0
-
-
-def test_the_learned_space_keeps_its_strain_limit(tmp_path):
-    out = tmp_path / "p.glb"
-    result = animate(asset_path("penguin"), "-o", out, "--seconds", "0.5", "--space", "learned",
-                     "--json")
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
-    assert report["space"] == "learned" and report["handles"] is None
-    # the decoded frames keep the shipped weights' strain limit for soft bodies
-    assert report["strain_limit"] == pytest.approx(0.137, abs=0.01)
-    assert report["strain_sweeps"] >= 0
+    if space == "auto":  # by default its own shape space, which needs no strain limit
+        assert report["space"] == "handles" and report["handles"]["handles"] > 0
+        assert report["strain_limit"] is None and report["strain_sweeps"] == 0
+    else:  # the decoded frames keep the shipped weights' strain limit for soft bodies
+        assert report["space"] == "learned" and report["handles"] is None
+        assert report["strain_limit"] == pytest.approx(0.137, abs=0.01)
+        assert report["strain_sweeps"] >= 0
 
 
 def test_the_strain_limit_can_be_set_or_turned_off(tmp_path):
