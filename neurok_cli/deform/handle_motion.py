@@ -339,20 +339,57 @@ def free_directions(mech: Mechanics) -> np.ndarray:
     for h, block in enumerate(blocks):
         N[4 * h:4 * h + 4, col:col + block.shape[1]] = block
         col += block.shape[1]
-    # and no combination of handles that moves no mass: with handles overlapping on few
-    # points, some cancel there (their mass, against how far they could move a point)
+    return _without_massless(mech, N)
+
+
+def _without_massless(mech: Mechanics, N: np.ndarray) -> np.ndarray:
+    """N's span less the combinations of handles that move no mass: with handles
+    overlapping on few points, some cancel there (their mass, against how far they could
+    move a point). The object's own affine motions (every handle carrying one map, so its
+    translations and turns) stay in the span: a combination dropped with a share of them
+    took that share from every vertex the mass does not hold (a teapot's spout and handle,
+    where the lattice has no nodes, fell slower than its body and its energy diverged on
+    landing)."""
+    H = mech.basis.handles
     reach = np.ones((H, 4))
     reach[:, :3] = np.asarray([np.trace(mech.M[4 * h:4 * h + 3, 4 * h:4 * h + 3]) /
                                max(mech.M[4 * h + 3, 4 * h + 3], 1e-300) / 3
                                for h in range(H)])[:, None]
     G = N.T @ (reach.reshape(-1)[:, None] * N)
-    val, vec = sla.eigh(N.T @ mech.M @ N, G)
-    keep = val > SPANNED * max(float(val[-1]), 1e-300)
+    Mn = N.T @ mech.M @ N
+    P = _massive(Mn, N.T @ _affine_rows(mech.basis.centres))  # (r, a) in N's coordinates
+    # the rest of the span, G-orthogonal to the affine motions; its massless part dropped
+    C = sla.null_space(P.T @ G) if P.shape[1] else np.eye(len(Mn))
+    val, vec = sla.eigh(C.T @ Mn @ C, C.T @ G @ C)
+    keep = val > SPANNED * max(float(val[-1]) if len(val) else 0.0, 1e-300)
     if keep.all():
         return N
-    if not keep.any():
+    S = np.concatenate([P, C @ vec[:, keep]], axis=1)
+    if not S.shape[1]:
         raise UsageError("the pins hold every part of the object: nothing is left to move")
-    return np.linalg.qr(N @ vec[:, keep])[0]
+    return N @ np.linalg.qr(S)[0]
+
+
+def _affine_rows(centres: np.ndarray) -> np.ndarray:
+    """(4H, 4) the handle coordinates' rows of the object's affine motions: Z = P [a^T; t^T]
+    is the displacement u(x) = a x + t (see handles.affine_coords)."""
+    H = len(centres)
+    P = np.zeros((H, 4, 4))
+    P[:, :3, :3] = np.eye(3)
+    P[:, 3, :3] = centres
+    P[:, 3, 3] = 1.0
+    return P.reshape(4 * H, 4)
+
+
+def _massive(Mn: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the directions of P's span (r, a) that move mass (a sheet's
+    affine motions move it along three of their four)."""
+    if not P.size:
+        return P
+    Q, _ = np.linalg.qr(P)
+    val, vec = np.linalg.eigh(Q.T @ Mn @ Q)
+    top = max(float(val[-1]), 1e-300)
+    return Q @ vec[:, val > SPANNED * top]
 
 
 def _turned_matrix(A: np.ndarray, Rr: np.ndarray) -> np.ndarray:
