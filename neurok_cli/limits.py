@@ -20,6 +20,9 @@ MAX_SEED = 2**32 - 1  # seeds feed numpy and torch generators
 MAX_VERTICES = 5_000_000  # vertices of an input mesh (a vertex index beyond is no index)
 MAX_FACES = 1_500_000  # triangles to simulate: 1M took 39 s and 1.7 GB in animate (one thread)
 MAX_SPEED = 1e4  # m/s (or rad/s, m/s^2): the largest vector option's length
+MAX_BONES = 256  # joints of a skin: their indices are written as unsigned bytes
+MAX_TARGETS = 1000  # morph targets of the compact encoding
+GLTF_ENCODINGS = ("compact", "exact", "bones")  # how a motion goes into glTF (io/gltf/write.py)
 
 
 def _fmt(x: float) -> str:

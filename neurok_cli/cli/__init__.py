@@ -8,6 +8,7 @@ import typer
 
 from .. import __version__
 from .animate import animate
+from .convert import convert
 from .dataset import dataset_app
 from .evaluate import calibrate, evaluate
 from .fit import fit
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 app.command()(animate)
 app.command()(calibrate)
+app.command()(convert)
 app.command("eval")(evaluate)
 app.command()(fit)
 app.command()(info)

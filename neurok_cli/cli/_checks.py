@@ -16,12 +16,15 @@ from typing import Any
 
 from ..errors import InputError, UsageError
 from ..limits import (
+    GLTF_ENCODINGS,
     MATERIAL,
+    MAX_BONES,
     MAX_FPS,
     MAX_FRAMES,
     MAX_SECONDS,
     MAX_SEED,
     MAX_SIZE_M,
+    MAX_TARGETS,
     MIN_SIZE_M,
     Range,
     check_frames,
@@ -65,6 +68,8 @@ NUMBERS: dict[str, Range] = {
     "azimuth": Range(-360.0, 360.0),
     "elevation": Range(-90.0, 90.0),
     "at": Range(0.0, MAX_SECONDS),
+    "bones": Range(1, MAX_BONES, whole=True),
+    "max_targets": Range(1, MAX_TARGETS, whole=True),
 }
 
 # (command function, option) -> its own range where the shared name means something else
@@ -96,9 +101,14 @@ def _pushes(flag: str, value: list[str]) -> None:
         parse_impulse(text)
 
 
+def _encoding(flag: str, value: str) -> None:
+    if value not in GLTF_ENCODINGS:
+        raise UsageError(f"unknown {flag} {value!r}; choose one of {', '.join(GLTF_ENCODINGS)}")
+
+
 TEXTS: dict[str, Callable[[str, Any], None]] = {
     "gravity": _vector, "velocity": _vector, "spin": _vector, "wind": _vector,
-    "pin": _pins, "push": _pushes,
+    "pin": _pins, "push": _pushes, "encoding": _encoding,
 }
 
 
@@ -130,6 +140,7 @@ OUTPUTS: dict[tuple[str, str], Callable[[str, Path, dict[str, Any]], None]] = {
     ("fit", "output"): _file_output,
     ("fit", "then_animate"): _motion_output,
     ("preview", "output"): _file_output,
+    ("convert", "output"): _motion_output,
     ("evaluate", "json_path"): _file_output,
     ("evaluate", "plot"): _file_output,
     ("generate_cmd", "out_dir"): _folder_output,

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..limits import GLTF_ENCODINGS
 from ._checks import FRAMES_NOTE, ranged
 
 # help panels, in the order a user reads them
@@ -62,8 +63,17 @@ Format = Annotated[str | None, Opt(
     "--format", panel=OUTPUT,
     metavar=choices("glb", "gltf", "usd", "usda", "usdc", "mdd", "pc2", "obj", "ply", "mp4", "gif"),
     show_default="by the output's extension", help="Output format.")]
-Encoding = Annotated[str, Opt(panel=OUTPUT, metavar=choices("compact", "exact"),
-                              help="glTF encoding of the motion.")]
+Encoding = Annotated[str, Opt(
+    panel=OUTPUT, metavar=choices(*GLTF_ENCODINGS),
+    help="glTF encoding of the motion: morph targets (compact: as few as keep every vertex "
+         "within 0.1 % of the size; exact: one a frame) or bones (a skin of --bones joints, "
+         "what game engines play).")]
+Bones = Annotated[int | None, Opt(
+    panel=OUTPUT, metavar="N", show_default="32, doubled up to 128 while the mean error is "
+    "above 0.3 % of the size", help=ranged("Joints of the bones encoding.", "bones"))]
+MaxTargets = Annotated[int, Opt(panel=OUTPUT, metavar="K",
+                                help=ranged("Most morph targets of the compact encoding.",
+                                            "max_targets"))]
 Renderer = Annotated[str, Opt(panel=OUTPUT, metavar=choices("auto", "gl", "numpy"),
                               help="Video renderer: gl (OpenGL through EGL) or numpy.")]
 Json = Annotated[bool, Opt("--json", panel=OUTPUT, metavar="", help="Print the result as JSON.")]

@@ -77,6 +77,8 @@ def animate(
     output: o.Output = None,
     fmt: o.Format = None,
     encoding: o.Encoding = "compact",
+    bones: o.Bones = None,
+    max_targets: o.MaxTargets = 200,
     renderer: o.Renderer = "auto",
     json_out: o.Json = False,
     verbose: o.Verbose = False,
@@ -123,7 +125,8 @@ def animate(
                         samples=samples,
                         seed=seed, weights=weights, device=device, method=method, space=space,
                         strain_limit=strain_limit, joints=[parse_joint(j) for j in joint or []],
-                        export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
+                        export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer,
+                                             bones=bones, max_targets=max_targets))
     with progress_bar("animating") as update:
         report = run_animate(cfg, progress=lambda stage: update(0, None, stage),
                              on_frame=lambda done, total: update(done, total, "moving"),

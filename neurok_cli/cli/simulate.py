@@ -77,6 +77,8 @@ def simulate(
     output: o.Output = None,
     fmt: o.Format = None,
     encoding: o.Encoding = "compact",
+    bones: o.Bones = None,
+    max_targets: o.MaxTargets = 200,
     renderer: o.Renderer = "auto",
     json_out: o.Json = False,
     dof: Annotated[str | None, o.Opt(
@@ -126,7 +128,8 @@ def simulate(
                          drop=drop, ground_at=ground_at, overrides=over, dof=dof,
                          cells=_parse_cells(cells), max_vertices=max_vertices, preset=preset,
                          joints=[parse_joint(j) for j in joint or []],
-                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer))
+                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer,
+                                              bones=bones, max_targets=max_targets))
     with progress_bar("simulating") as update:
         report = run_simulate(cfg, progress=lambda f: update(round(1000 * f), 1000))
     if json_out:

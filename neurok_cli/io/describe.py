@@ -49,9 +49,31 @@ def describe_asset(asset: Asset) -> dict:
         "welded_vertices": len(welded.vertices), "welded_faces": len(welded.faces),
         "bounds_min": lo.tolist(), "bounds_max": hi.tolist(),
         "extent": (hi - lo).tolist(), "up": asset.up, "units": guess_units(asset),
-        "morph_targets": morphs, "animations": _animations(asset),
+        "morph_targets": morphs, "skins": _skins(asset), "animations": _animations(asset),
         "warnings": list(asset.warnings),
     }
+
+
+def _skins(asset: Asset) -> list[dict]:
+    """Each skin of a glTF: its joints, and the most non-zero weights a vertex it skins has
+    (JOINTS_0/WEIGHTS_0: four at most)."""
+    if asset.document is None:
+        return []
+    doc = asset.document
+    gltf = doc.gltf
+    out = []
+    for si, skin in enumerate(gltf.skins or []):
+        most = 0
+        for node in gltf.nodes:
+            if node.skin != si or node.mesh is None:
+                continue
+            for prim in gltf.meshes[node.mesh].primitives:
+                if prim.attributes.WEIGHTS_0 is not None:
+                    used = (doc.accessor(prim.attributes.WEIGHTS_0) > 0).sum(axis=1)
+                    most = max(most, int(used.max(initial=0)))
+        out.append({"index": si, "name": skin.name, "joints": len(skin.joints or []),
+                    "weights_per_vertex": most})
+    return out
 
 
 def _check_frames(first: Asset, files: list[Path]) -> None:
@@ -109,6 +131,10 @@ def summary_rows(info: dict) -> list[tuple[str, str]]:
                                          for c in (info["bounds_min"], info["bounds_max"]))),
             ("extent", ", ".join(f"{x:.4g}" for x in ext)), ("up axis", _up_text(info)),
             ("units", info["units"]), ("morph targets", str(info["morph_targets"]))]
+    for skin in info.get("skins", []):
+        n = skin["weights_per_vertex"]
+        rows.append((f"skin {skin['index']}", f"'{skin['name']}': {skin['joints']} joints, at "
+                     f"most {n} weight{'' if n == 1 else 's'} per vertex"))
     if info.get("frames", 1) > 1:
         rows.append(("frames", str(info["frames"]) + (f" at {info['fps']:g} fps"
                                                       if "fps" in info else "")))

@@ -33,6 +33,8 @@ class ExportOptions:
     fmt: str | None = None
     encoding: str = "compact"
     tolerance: float = 1e-3
+    max_targets: int = 200  # the compact encoding's most morph targets
+    bones: int | None = None  # the bones encoding's joints (None: as the clip needs them)
     names: Sequence[str] | None = None
     renderer: str = "auto"
     width: int = 640
@@ -113,12 +115,14 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
         from ..io.gltf import write_animated
 
         rep = write_animated(asset, motions, path, fps=fps, encoding=opts.encoding,
-                             tolerance=opts.tolerance, names=opts.names,
-                             root_matrix=opts.root_matrix, as_gltf=fmt == "gltf")
-        return ExportResult(path, fmt, rep.bytes, {"targets": rep.targets,
-                                                   "encoding": rep.encoding,
-                                                   "max_error": rep.max_error,
-                                                   "riding_parts": rep.riding}, rep.warnings)
+                             tolerance=opts.tolerance, max_targets=opts.max_targets,
+                             names=opts.names, root_matrix=opts.root_matrix,
+                             as_gltf=fmt == "gltf", bones=opts.bones)
+        details = {"targets": rep.targets, "encoding": rep.encoding,
+                   "max_error": rep.max_error, "riding_parts": rep.riding}
+        if rep.encoding == "bones":
+            details.update(bones=rep.bones, mean_error=rep.mean_error)
+        return ExportResult(path, fmt, rep.bytes, details, rep.warnings)
     warnings = [f"{fmt} output {ONE_MOTION}"] if len(motions) > 1 and fmt not in (
         "glb", "gltf", "mp4", "gif") else []
     if fmt in USD_FORMATS:

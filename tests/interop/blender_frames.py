@@ -54,7 +54,10 @@ def main(argv: list[str]) -> None:
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = int(fps), 1.0  # before import: keys land on frames
     import_file(path)
-    objects = sorted((o for o in scene.objects if o.type == "MESH"), key=lambda o: o.name)
+    shapes = {pb.custom_shape for o in scene.objects if o.type == "ARMATURE"
+              for pb in o.pose.bones if pb.custom_shape is not None}  # bones' display shapes
+    objects = sorted((o for o in scene.objects if o.type == "MESH" and o not in shapes),
+                     key=lambda o: o.name)
     if not objects:
         raise SystemExit(f"{path}: Blender imported no mesh objects")
     positions = []

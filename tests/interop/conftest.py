@@ -38,14 +38,17 @@ def assert_same_motion(theirs: np.ndarray, ours: np.ndarray, who: str) -> float:
     return error
 
 
-SOURCES = {"blob.glb": "blob", "blob.usdc": "blob", "truck.glb": "truck"}
+SOURCES = {"blob.glb": "blob", "blob.usdc": "blob", "truck.glb": "truck",
+           "blob_bones.glb": "blob", "truck_bones.glb": "truck"}
 
 
 @pytest.fixture(scope="session")
 def made(tmp_path_factory):
     """``made(name)``: `neurok animate` for 1 s of the blob (to ``blob.glb``, ``blob.usdc``) or
-    of the milk truck (``truck.glb``; skips without the shared assets), each made once."""
+    of the milk truck (``truck.glb``; skips without the shared assets), each made once; a
+    ``_bones`` name is written with the bones encoding."""
     from neurok_cli.deform.animate import AnimateConfig, animate
+    from neurok_cli.render.export import ExportOptions
 
     folder = tmp_path_factory.mktemp("interop")
 
@@ -54,7 +57,8 @@ def made(tmp_path_factory):
         if not out.is_file():
             source = SOURCES[name]
             source = ROOT / "examples" / "blob.obj" if source == "blob" else asset_path(source)
-            animate(AnimateConfig(input=source, output=out, seconds=1.0, fps=FPS))
+            export = ExportOptions(encoding="bones" if "_bones" in name else "compact")
+            animate(AnimateConfig(input=source, output=out, seconds=1.0, fps=FPS, export=export))
         return out
 
     return make

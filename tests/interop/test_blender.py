@@ -51,7 +51,7 @@ def blender_positions(path: Path, frames: list[int] = FRAMES) -> np.ndarray:
         return saved["positions"]
 
 
-@pytest.mark.parametrize("name", ["blob.glb", "truck.glb"])
+@pytest.mark.parametrize("name", ["blob.glb", "truck.glb", "blob_bones.glb", "truck_bones.glb"])
 def test_blender_plays_our_first_animation(made, name):
     """The truck's wheels spin by the file's own channels and ride on the deforming body."""
     path = made(name)

@@ -2,7 +2,7 @@
 
 tools/three_frames.mjs loads the file with GLTFLoader, plays the first clip (what most
 viewers play) or every clip together (three.js's examples) with an AnimationMixer, and reads
-the vertices three.js computes on the CPU (morph targets, node matrices). They are compared
+the vertices three.js computes on the CPU (morph targets, skins, node matrices). They are compared
 with ``read_animated`` of the same animations. Needs node, ``npm ci --prefix tools`` and a
 Chromium (``$CHROMIUM``, default /usr/bin/chromium; .ci/run installs Debian's); without them
 the tests skip locally and fail in CI.
@@ -54,9 +54,10 @@ def three_positions(path: Path, mode: str, times: list[float] = TIMES) -> np.nda
 
 
 @pytest.mark.parametrize("mode", ["first", "all"])
-@pytest.mark.parametrize("name", ["blob.glb", "truck.glb"])
+@pytest.mark.parametrize("name", ["blob.glb", "truck.glb", "blob_bones.glb", "truck_bones.glb"])
 def test_threejs_plays_our_animations(made, name, mode):
-    """The truck's wheels ride on the deforming body whether one clip plays or all do."""
+    """The truck's wheels ride on the deforming body whether one clip plays or all do, as
+    morph targets or as a skin."""
     path = made(name)
     ours = read_animated(path, times=np.array(TIMES), animations=[0] if mode == "first" else None)
     assert_same_motion(three_positions(path, mode), ours.frames, f"three.js ({mode} clip(s))")

@@ -1,4 +1,5 @@
-"""Evaluating glTF animations: samplers (STEP, LINEAR, CUBICSPLINE), node TRS and morph weights."""
+"""Evaluating glTF animations: samplers (STEP, LINEAR, CUBICSPLINE), node TRS, morph weights
+and skins."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import pygltflib
 
 from ...errors import InputError, UsageError
 from ..asset import Part
+from ..skinning import skinned
+from .bones import primitive_skin, skin_matrices
 from .doc import GltfDocument
 from .scene import default_weights, world_matrices
 
@@ -174,6 +177,8 @@ def sample_positions(doc: GltfDocument, parts: list[Part], times: np.ndarray,
         targets[id(p)] = np.stack(deltas) if deltas else None  # (K, n, 3)
     base = {id(p): doc.accessor(doc.gltf.meshes[p.mesh].primitives[p.primitive]
                                 .attributes.POSITION).astype(np.float64) for p in parts}
+    skins = {id(p): primitive_skin(doc, doc.gltf.meshes[p.mesh].primitives[p.primitive])
+             for p in parts if doc.gltf.nodes[p.node].skin is not None}
     out = [np.empty((len(times), len(p.vertices), 3)) for p in parts]
     for ti, t in enumerate(times):
         trs: dict[int, dict] = {}
@@ -192,6 +197,11 @@ def sample_positions(doc: GltfDocument, parts: list[Part], times: np.ndarray,
                 if w is None:
                     w = _default_weights(doc, p.node)
                 local = local + np.tensordot(w[: len(tg)], tg, axes=1)
+            if skins.get(id(p)) is not None:  # the joints place it; its node's own
+                joints, w = skins[id(p)]  # transform is ignored, as players do
+                m = skin_matrices(doc, doc.gltf.nodes[p.node].skin, world)
+                out[pi][ti] = skinned(local, joints, w, m[None])[0]
+                continue
             m = world[p.node]
             out[pi][ti] = local @ m[:3, :3].T + m[:3, 3]
     return out

@@ -117,17 +117,35 @@ def _default_morph(doc: GltfDocument, node: Node, mesh: pygltflib.Mesh,
     return out
 
 
+def _placed(doc: GltfDocument, node: Node, prim: pygltflib.Primitive, local: np.ndarray,
+            world: np.ndarray, worlds: dict[int, np.ndarray]) -> np.ndarray:
+    """A primitive's vertices where viewers show them: skinned by its joints where its node
+    has a skin (the node's own transform is then ignored, as the specification says), else
+    placed by the node's world matrix."""
+    from .bones import primitive_skin, skin_matrices
+
+    influence = primitive_skin(doc, prim) if node.skin is not None else None
+    if influence is None:
+        return local @ world[:3, :3].T + world[:3, 3]
+    from ..skinning import skinned
+
+    joints, weights = influence
+    return skinned(local, joints, weights, skin_matrices(doc, node.skin, worlds)[None])[0]
+
+
 def load_gltf_parts(doc: GltfDocument) -> tuple[list[Part], list[str]]:
     """One part per (node, primitive) of the default scene, in world coordinates at rest."""
     warnings: list[str] = []
     parts = []
     nodes = doc.gltf.nodes
-    for ni, world in sorted(world_matrices(doc).items()):
+    worlds = world_matrices(doc)
+    for ni, world in sorted(worlds.items()):
         node = nodes[ni]
         if node.mesh is None:
             continue
         if node.skin is not None:
-            warnings.append(f"node {ni} is skinned; its skin is ignored (bind pose used)")
+            warnings.append(f"node {ni} is skinned: read in its default pose, and its joints "
+                            "do not move with the motion")
         mesh = doc.gltf.meshes[node.mesh]
         for pi, prim in enumerate(mesh.primitives):
             attrs = prim.attributes
@@ -144,7 +162,7 @@ def load_gltf_parts(doc: GltfDocument) -> tuple[list[Part], list[str]]:
             # finite but huge numbers may overflow: mesh.validate reports what comes out
             with np.errstate(over="ignore", invalid="ignore"):
                 local = local + _default_morph(doc, node, mesh, prim)
-                vertices = local @ world[:3, :3].T + world[:3, 3]
+                vertices = _placed(doc, node, prim, local, world, worlds)
             parts.append(Part(
                 name=mesh.name or node.name or f"mesh{node.mesh}",
                 vertices=vertices, faces=faces,

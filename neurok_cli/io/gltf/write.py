@@ -1,5 +1,5 @@
 """Animated glTF: write per-frame vertex positions as morph targets plus a ``weights``
-animation, and read positions per frame back from any glTF with morph targets or node motion.
+animation, or as a skin whose joints move (``bones``: gltf/bones.py).
 
 The frames are factored into morph targets and weights by encoding.py (``exact`` or
 ``compact``), the weights rescaled to [0, 1] per target. The offset that leaves is folded
@@ -20,10 +20,13 @@ import numpy as np
 import pygltflib
 
 from ...errors import UsageError
+from ...limits import GLTF_ENCODINGS
 from ..asset import Asset, Part
-from ..encoding import ENCODINGS, encode, fit_normals, unit_weights
+from ..encoding import encode, fit_normals, unit_weights
 from ..mesh import Z_UP_TO_Y_UP
 from ..normals import turned_normal_deltas, vertex_normals
+from ..skinning import decompose
+from .bones import add_skin, joint_animations, retarget_weights
 from .build import GENERATOR, build_document, part_normals
 from .doc import ARRAY_BUFFER, GltfDocument, copy_document
 from .parts import Rider, file_weight_tracks, find_riders, ride_and_compose
@@ -38,6 +41,8 @@ class ExportReport:
     targets: int
     max_error: float  # largest vertex error / bounding-box diagonal
     bytes: int = 0
+    bones: int = 0  # joints of the skin (the bones encoding)
+    mean_error: float | None = None  # mean vertex error / diagonal (the bones encoding)
     warnings: list[str] = field(default_factory=list)
     riding: list[str] = field(default_factory=list)  # parts the file's animation moves, riding
     # rigidly on the body (gltf_parts.py)
@@ -98,8 +103,8 @@ def _local_normals(doc: GltfDocument | None, prim: pygltflib.Primitive | None, p
 def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *,
                    fps: float, encoding: str = "compact", tolerance: float = 1e-3,
                    max_targets: int = 200, names: Sequence[str] | None = None,
-                   root_matrix: np.ndarray | None = None, as_gltf: bool = False
-                   ) -> ExportReport:
+                   root_matrix: np.ndarray | None = None, as_gltf: bool = False,
+                   bones: int | None = None) -> ExportReport:
     """Write ``asset`` animated by ``motions`` to a GLB at ``path`` (atomically).
 
     Args:
@@ -107,19 +112,26 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
         motions: one or more (T, N, 3) arrays of file-frame positions of all file vertices
             (parts concatenated, as :attr:`Asset.vertices`); each becomes one animation.
         fps: frames per second of every motion.
-        encoding: "compact" or "exact". tolerance: compact's max error / bbox diagonal.
+        encoding: "compact", "exact" or "bones". tolerance: compact's max error / bbox
+            diagonal. max_targets: compact's most morph targets. bones: the skin's joints
+            (None: as many as the clip needs, io/skinning.py).
         root_matrix: (4, 4) placed above a non-glTF asset (e.g. units to metres); None turns
             a Z-up asset's frame to glTF's +Y up (vertex data stays in the file's frame).
         as_gltf: write a single .gltf JSON file with the buffer embedded as a data URI.
     """
-    if encoding not in ENCODINGS:
-        raise UsageError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")
+    if encoding not in GLTF_ENCODINGS:
+        raise UsageError(f"unknown encoding {encoding!r}; choose one of "
+                         f"{', '.join(GLTF_ENCODINGS)}")
     if not fps > 0:
         raise UsageError(f"fps must be positive, not {fps}")
     motions = [np.asarray(m, np.float64) for m in motions]
     riders = find_riders(asset)  # parts the file's own animation moves: gltf_parts.py
     frames = _frames(asset, motions, riders)
     doc, placements = _open_document(asset, riders)
+    if encoding == "bones":
+        report, doc = _write_bones(asset, doc, placements, frames, motions, riders, fps=fps,
+                                   names=names, root_matrix=root_matrix, bones=bones)
+        return _save(report, doc, path, as_gltf)
     normals_local, normals_asset = _file_normals(asset, doc, placements)
     dn = _normal_deltas(asset, frames, normals_asset)  # (T, N, 3) float32
     diag = float(np.linalg.norm(np.ptp(asset.vertices, axis=0))) or 1.0
@@ -162,12 +174,94 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
                              file_weight_tracks(src, deformed) if src is not None else {})
     if src is not None:
         ride_and_compose(doc, asset, ours, motions, fps=fps, riders=riders, deformed=deformed)
+    return _save(report, doc, path, as_gltf)
+
+
+def _save(report: ExportReport, doc: GltfDocument, path: str | Path, as_gltf: bool
+          ) -> ExportReport:
     if as_gltf:
         doc.save_gltf(path)
     else:
         doc.save_glb(path)
     report.bytes = Path(path).stat().st_size
     return report
+
+
+def _write_bones(asset: Asset, doc: GltfDocument | None, placements: list[tuple],
+                 frames: np.ndarray, motions: list[np.ndarray], riders: Sequence[Rider], *,
+                 fps: float, names: Sequence[str] | None, root_matrix: np.ndarray | None,
+                 bones: int | None) -> tuple[ExportReport, GltfDocument]:
+    """The frames (T, N, 3) as a skin (gltf/bones.py) over the deformed parts' vertices,
+    in ``doc`` (None: a new document) -> (report, the document)."""
+    body = np.ones(len(asset.vertices), bool)
+    for rider in riders:  # they ride on the body as nodes
+        body[rider.rows] = False
+    rows = np.flatnonzero(body)
+    src = asset.document
+    deformed = {node for node, mesh, _, _ in placements if mesh is not None}
+    if src is not None:  # the file's own morph motion of the deformed parts, played with
+        # ours: in the skin (the morph targets stay, held at their defaults in ours; a
+        # target played under the skin turns with the bones, a flag's wave 16 % off)
+        _add_file_morphs(frames, asset, src, deformed, [len(m) for m in motions], fps)
+    welded = asset.welded()
+    index, faces = _welded_rows(welded.index[rows], welded.faces)
+    skin = decompose(asset.vertices[rows], frames[:, rows], faces, bones=bones, index=index)
+    if doc is None:  # a new document: its root turns the file's frame to glTF's
+        if root_matrix is None and asset.up == "z":
+            root_matrix = np.eye(4)
+            root_matrix[:3, :3] = Z_UP_TO_Y_UP
+        doc, built = build_document(asset, root_matrix)
+        placements = [(nd, m, pr, np.eye(3)) for nd, m, pr in built]
+        root = doc.gltf.nodes[0]
+        doc.gltf.scenes[0].nodes = [0] + list(root.children)  # skinned nodes: scene roots
+        root.children = []
+        parent, to_asset = 0, [np.eye(4)] * len(asset.parts)
+    else:
+        parent, to_asset = None, [p.matrix for p in asset.parts]
+    joints, moved = add_skin(doc, asset, placements, skin, rows, parent=parent,
+                             to_asset=to_asset)
+    retarget_weights(doc, moved)
+    ours = joint_animations(doc, joints, skin, [len(m) for m in motions], fps, names)
+    if src is not None:
+        ride_and_compose(doc, asset, ours, motions, fps=fps, riders=riders,
+                         deformed={moved.get(n, n) for n in deformed})
+    report = ExportReport("bones", 0, skin.max_error, bones=skin.bones,
+                          mean_error=skin.mean_error,
+                          riding=[asset.parts[p].name for r in riders for p in r.parts])
+    return report, doc
+
+
+def _add_file_morphs(frames: np.ndarray, asset: Asset, src: GltfDocument, deformed: set[int],
+                     lengths: list[int], fps: float) -> None:
+    """Add to ``frames`` (T, N, 3), in place, how the file's own weight tracks of the
+    ``deformed`` nodes move their targets away from the default weights (the motions one
+    after another, ``lengths`` frames each)."""
+    tracks = file_weight_tracks(src, deformed)
+    times = np.concatenate([np.arange(t) / fps for t in lengths])
+    offs = asset.offsets
+    for pi, part in enumerate(asset.parts):
+        if part.node not in tracks:
+            continue
+        node, mesh = src.gltf.nodes[part.node], src.gltf.meshes[part.mesh]
+        targets = mesh.primitives[part.primitive].targets or []
+        w = tracks[part.node](times)  # (T, K)
+        rest = np.asarray(default_weights(node, mesh) or [0.0] * len(targets), np.float64)
+        turn = part.matrix[:3, :3].T
+        for k, tgt in enumerate(targets[:w.shape[1]]):
+            if tgt.POSITION is None:
+                continue
+            delta = src.accessor(tgt.POSITION).astype(np.float64) @ turn  # (n, 3) world
+            frames[:, offs[pi]:offs[pi + 1]] += (w[:, k] - rest[k])[:, None, None] * delta
+
+
+def _welded_rows(index: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Welded points of some vertices (``index``, into the welded surface) numbered from 0,
+    and the welded ``faces`` among them, renumbered -> (index', faces')."""
+    used, inverse = np.unique(index, return_inverse=True)
+    number = np.full(int(max(faces.max(initial=0), used.max(initial=0))) + 1, -1, np.int64)
+    number[used] = np.arange(len(used))
+    inside = faces[(number[faces] >= 0).all(axis=1)]
+    return inverse, number[inside]
 
 
 def _frames(asset: Asset, motions: list[np.ndarray], riders: Sequence[Rider]) -> np.ndarray:
