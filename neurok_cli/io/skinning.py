@@ -125,9 +125,8 @@ def _strongest(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     weights = np.zeros((len(w), INFLUENCES), np.float64)
     joints[:, :k], weights[:, :k] = top, val
     total = weights.sum(axis=1, keepdims=True)
-    weights = np.where(total > 0, weights / np.where(total > 0, total, 1.0), 0.0)
+    weights = weights / np.where(total > 0, total, 1.0)
     weights[total[:, 0] <= 0, 0] = 1.0  # a vertex no bone reached follows its first
-    weights[weights == 0] = 0.0
     joints[weights == 0] = 0  # unused influences point at joint 0 with weight 0
     out = weights.astype(np.float32)
     out[:, 0] += np.float32(1.0) - out.sum(axis=1, dtype=np.float32)  # exact in float32
@@ -135,14 +134,11 @@ def _strongest(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _rotations(r: np.ndarray) -> np.ndarray:
-    """(..., 3, 3) near-rotations -> (..., 4) unit quaternions (x, y, z, w), each track
-    kept on one hemisphere so that players interpolate the short way."""
+    """(T, B, 3, 3) rotations -> (T, B, 4) unit quaternions (x, y, z, w), each track kept on
+    one hemisphere so that players interpolate the short way."""
     from scipy.spatial.transform import Rotation
 
-    u, _, vt = np.linalg.svd(r)
-    d = np.sign(np.linalg.det(u @ vt))
-    u[..., :, 2] *= d[..., None]
-    q = Rotation.from_matrix((u @ vt).reshape(-1, 3, 3)).as_quat().reshape(*r.shape[:-2], 4)
+    q = Rotation.from_matrix(r.reshape(-1, 3, 3)).as_quat().reshape(*r.shape[:-2], 4)
     for t in range(1, len(q)):  # (T, B, 4): the sign nearest the frame before
         flip = np.einsum("bi,bi->b", q[t], q[t - 1]) < 0
         q[t, flip] *= -1

@@ -9,7 +9,7 @@ import pygltflib
 from ...errors import InputError, UsageError
 from ..asset import Part
 from ..skinning import skinned
-from .bones import primitive_skin, skin_matrices
+from .bones import inverse_binds, primitive_skin, skin_matrices
 from .doc import GltfDocument
 from .scene import default_weights, world_matrices
 
@@ -179,6 +179,8 @@ def sample_positions(doc: GltfDocument, parts: list[Part], times: np.ndarray,
                                 .attributes.POSITION).astype(np.float64) for p in parts}
     skins = {id(p): primitive_skin(doc, doc.gltf.meshes[p.mesh].primitives[p.primitive])
              for p in parts if doc.gltf.nodes[p.node].skin is not None}
+    binds = {s: inverse_binds(doc, s) for s in {doc.gltf.nodes[p.node].skin for p in parts}
+             if s is not None}  # read once, not every frame
     out = [np.empty((len(times), len(p.vertices), 3)) for p in parts]
     for ti, t in enumerate(times):
         trs: dict[int, dict] = {}
@@ -199,7 +201,8 @@ def sample_positions(doc: GltfDocument, parts: list[Part], times: np.ndarray,
                 local = local + np.tensordot(w[: len(tg)], tg, axes=1)
             if skins.get(id(p)) is not None:  # the joints place it; its node's own
                 joints, w = skins[id(p)]  # transform is ignored, as players do
-                m = skin_matrices(doc, doc.gltf.nodes[p.node].skin, world)
+                si = doc.gltf.nodes[p.node].skin
+                m = skin_matrices(doc, si, world, binds[si])
                 out[pi][ti] = skinned(local, joints, w, m[None])[0]
                 continue
             m = world[p.node]

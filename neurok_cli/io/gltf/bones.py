@@ -34,6 +34,7 @@ from .doc import ARRAY_BUFFER, GltfDocument
 SKELETON = "neurok_skeleton"
 KEY_ERROR = 2e-5  # a joint's keys are dropped where interpolation stays this close: x the
 # joints' span for translations, radians (quaternion components) for rotations
+REACH = 64  # frames one key may span at most
 SHARED = 0.7  # a track keeping more of its frames than this keeps them all (shared times)
 
 
@@ -155,22 +156,31 @@ def joint_animations(doc: GltfDocument, joints: list[int], skin: Skin, lengths: 
                     sampler=len(samplers) - 1,
                     target=pygltflib.AnimationChannelTarget(node=node, path=path)))
         start += t
-        name = names[i] if names else ("neurok" if len(lengths) == 1 else f"neurok_{i}")
-        anims.append(pygltflib.Animation(name=name, samplers=samplers, channels=channels))
+        anims.append(pygltflib.Animation(name=animation_name(names, i, len(lengths)),
+                                         samplers=samplers, channels=channels))
         added.append(anims[-1])
     return added
+
+
+def animation_name(names: Sequence[str] | None, i: int, count: int) -> str:
+    """Our i-th of ``count`` animations' name: the one given, else ``neurok`` (one) or
+    ``neurok_<i>`` (gltf/anim.is_ours knows them by it)."""
+    if names:
+        return names[i]
+    return "neurok" if count == 1 else f"neurok_{i}"
 
 
 def needed_keys(values: np.ndarray, tolerance: float) -> np.ndarray:
     """The frames of a track (T, C) to keep so that linear interpolation between them gives
     every frame within ``tolerance`` (per component): greedily, each key reaching as far as
-    it can. The first and last frames are always kept (a body at rest after a landing keeps
+    it can, REACH frames at most (so a long still track costs linear time, not quadratic).
+    The first and last frames are always kept (a body at rest after a landing keeps
     two keys where it had dozens)."""
     t = len(values)
     keys, i = [0], 0
     while i < t - 1:
         j = i + 1
-        while j + 1 < t:
+        while j + 1 < min(t, i + REACH + 1):
             span = np.arange(i + 1, j + 1)
             u = ((span - i) / (j + 1 - i))[:, None]
             line = (1 - u) * values[i] + u * values[j + 1]
@@ -182,18 +192,23 @@ def needed_keys(values: np.ndarray, tolerance: float) -> np.ndarray:
     return np.asarray(keys, np.int64)
 
 
-def skin_matrices(doc: GltfDocument, skin_index: int, world: dict[int, np.ndarray]
-                  ) -> np.ndarray:
-    """(J, 4, 4) a skin's joint matrices: each joint's world matrix times its inverse bind
-    matrix (the identity where the skin has none)."""
+def inverse_binds(doc: GltfDocument, skin_index: int) -> np.ndarray:
+    """(J, 4, 4) a skin's inverse bind matrices (the identity where it has none)."""
     skin = doc.gltf.skins[skin_index]
-    joints = skin.joints or []
-    if skin.inverseBindMatrices is not None:
-        ibm = doc.accessor(skin.inverseBindMatrices).astype(np.float64).reshape(-1, 4, 4)
-        ibm = ibm.transpose(0, 2, 1)  # column-major in the file
-    else:
-        ibm = np.tile(np.eye(4), (len(joints), 1, 1))
-    return np.stack([world.get(j, np.eye(4)) for j in joints]) @ ibm[:len(joints)]
+    count = len(skin.joints or [])
+    if skin.inverseBindMatrices is None:
+        return np.tile(np.eye(4), (count, 1, 1))
+    ibm = doc.accessor(skin.inverseBindMatrices).astype(np.float64).reshape(-1, 4, 4)
+    return ibm.transpose(0, 2, 1)[:count]  # column-major in the file
+
+
+def skin_matrices(doc: GltfDocument, skin_index: int, world: dict[int, np.ndarray],
+                  binds: np.ndarray | None = None) -> np.ndarray:
+    """(J, 4, 4) a skin's joint matrices: each joint's world matrix times its inverse bind
+    matrix (``binds``, read from the file when not given)."""
+    joints = doc.gltf.skins[skin_index].joints or []
+    binds = inverse_binds(doc, skin_index) if binds is None else binds
+    return np.stack([world.get(j, np.eye(4)) for j in joints]) @ binds
 
 
 def primitive_skin(doc: GltfDocument, prim: pygltflib.Primitive

@@ -7,6 +7,7 @@ import pygltflib
 
 from ... import __version__
 from ..asset import Asset, Material, Part
+from ..mesh import Z_UP_TO_Y_UP
 from ..normals import oriented_normals
 from .codec import Node, Sampler
 from .doc import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, GltfDocument
@@ -50,11 +51,14 @@ def build_document(asset: Asset, root_matrix: np.ndarray | None = None, *,
                    ) -> tuple[GltfDocument, list[tuple[int, int, int]]]:
     """A new glTF document with one node and mesh per part, vertices as in the file.
 
-    ``root_matrix`` (4, 4), if given, goes on a root node so the file's frame and units can be
-    shown +Y up and in metres without touching vertex data. Returns the document and, per part,
-    its (node, mesh, primitive) there. ``positions`` and ``normals`` (per part) replace the
-    file's base vertex data when given.
+    ``root_matrix`` (4, 4) goes on a root node so the file's frame and units can be shown +Y
+    up and in metres without touching vertex data; None: a Z-up asset's turn to +Y up.
+    Returns the document and, per part, its (node, mesh, primitive) there. ``positions``
+    and ``normals`` (per part) replace the file's base vertex data when given.
     """
+    if root_matrix is None and asset.up == "z":
+        root_matrix = np.eye(4)
+        root_matrix[:3, :3] = Z_UP_TO_Y_UP
     root = Node(name=asset.path.stem, children=[])
     if root_matrix is not None and not np.allclose(root_matrix, np.eye(4)):
         root.matrix = [float(x) for x in root_matrix.T.reshape(-1)]

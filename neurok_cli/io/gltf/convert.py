@@ -42,7 +42,8 @@ def convert_animated(source: str | Path, output: str | Path, *, encoding: str = 
         raise UsageError(f"{source}: has no animation to convert")
     first = animation_index(doc, animation) if animation is not None else first_of_ours(doc)
     chosen, left = animations_together(doc, first)
-    end = float(key_times(doc, chosen)[-1]) if len(key_times(doc, chosen)) else 0.0
+    keys = key_times(doc, chosen)
+    end = float(keys[-1]) if len(keys) else 0.0
     times = np.arange(0.0, end + 0.5 / fps, 1.0 / fps)
     parts, warnings = load_gltf_parts(doc)
     if not parts:

@@ -7,6 +7,8 @@ import pygltflib
 
 from ...errors import InputError
 from ..asset import Material, Part
+from ..skinning import skinned
+from .bones import primitive_skin, skin_matrices
 from .codec import Node
 from .doc import GltfDocument
 
@@ -122,13 +124,9 @@ def _placed(doc: GltfDocument, node: Node, prim: pygltflib.Primitive, local: np.
     """A primitive's vertices where viewers show them: skinned by its joints where its node
     has a skin (the node's own transform is then ignored, as the specification says), else
     placed by the node's world matrix."""
-    from .bones import primitive_skin, skin_matrices
-
     influence = primitive_skin(doc, prim) if node.skin is not None else None
     if influence is None:
         return local @ world[:3, :3].T + world[:3, 3]
-    from ..skinning import skinned
-
     joints, weights = influence
     return skinned(local, joints, weights, skin_matrices(doc, node.skin, worlds)[None])[0]
 

@@ -23,10 +23,9 @@ from ...errors import UsageError
 from ...limits import GLTF_ENCODINGS
 from ..asset import Asset, Part
 from ..encoding import encode, fit_normals, unit_weights
-from ..mesh import Z_UP_TO_Y_UP
 from ..normals import turned_normal_deltas, vertex_normals
 from ..skinning import decompose
-from .bones import add_skin, joint_animations, retarget_weights
+from .bones import add_skin, animation_name, joint_animations, retarget_weights
 from .build import GENERATOR, build_document, part_normals
 from .doc import ARRAY_BUFFER, GltfDocument, copy_document
 from .parts import Rider, file_weight_tracks, find_riders, ride_and_compose
@@ -154,9 +153,6 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     if doc is None:  # a new document: write the final base data directly
         base_pos = [p.vertices + offset[a:b] for p, a, b in zip(asset.parts, offs, offs[1:])]
         base_n = [_unit(nl + nfit[0][a:b]) for nl, a, b in zip(normals_local, offs, offs[1:])]
-        if root_matrix is None and asset.up == "z":
-            root_matrix = np.eye(4)
-            root_matrix[:3, :3] = Z_UP_TO_Y_UP
         doc, built = build_document(asset, root_matrix, positions=base_pos, normals=base_n)
         placements = [(nd, m, pr, np.eye(3)) for nd, m, pr in built]
     elif np.abs(offset).max(initial=0.0) > 0 or np.abs(nfit[0]).max(initial=0.0) > 0:
@@ -207,9 +203,6 @@ def _write_bones(asset: Asset, doc: GltfDocument | None, placements: list[tuple]
     index, faces = _welded_rows(welded.index[rows], welded.faces)
     skin = decompose(asset.vertices[rows], frames[:, rows], faces, bones=bones, index=index)
     if doc is None:  # a new document: its root turns the file's frame to glTF's
-        if root_matrix is None and asset.up == "z":
-            root_matrix = np.eye(4)
-            root_matrix[:3, :3] = Z_UP_TO_Y_UP
         doc, built = build_document(asset, root_matrix)
         placements = [(nd, m, pr, np.eye(3)) for nd, m, pr in built]
         root = doc.gltf.nodes[0]
@@ -404,7 +397,7 @@ def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.nd
             channels.append(pygltflib.AnimationChannel(
                 sampler=by_default[key],
                 target=pygltflib.AnimationChannelTarget(node=node, path="weights")))
-        name = names[i] if names else ("neurok" if len(lengths) == 1 else f"neurok_{i}")
-        anims.append(pygltflib.Animation(name=name, samplers=samplers, channels=channels))
+        anims.append(pygltflib.Animation(name=animation_name(names, i, len(lengths)),
+                                         samplers=samplers, channels=channels))
         added.append(anims[-1])
     return added
