@@ -170,6 +170,20 @@ def animation_name(names: Sequence[str] | None, i: int, count: int) -> str:
     return "neurok" if count == 1 else f"neurok_{i}"
 
 
+def hold_weights(doc: GltfDocument, anims: list[pygltflib.Animation], node: int,
+                 weights: Sequence[float], lengths: list[int], fps: float) -> None:
+    """Add to each of ``anims`` (``lengths`` frames each) a ``weights`` channel holding
+    ``node``'s morph weights at ``weights`` from its first frame to its last."""
+    values = doc.add_accessor(np.tile(np.asarray(weights, np.float32), 2))
+    for anim, t in zip(anims, lengths):
+        times = doc.add_accessor(np.array([0.0, max(t - 1, 1) / fps], np.float32), minmax=True)
+        anim.samplers.append(pygltflib.AnimationSampler(input=times, interpolation="LINEAR",
+                                                        output=values))
+        anim.channels.append(pygltflib.AnimationChannel(
+            sampler=len(anim.samplers) - 1,
+            target=pygltflib.AnimationChannelTarget(node=node, path="weights")))
+
+
 def needed_keys(values: np.ndarray, tolerance: float) -> np.ndarray:
     """The frames of a track (T, C) to keep so that linear interpolation between them gives
     every frame within ``tolerance`` (per component): greedily, each key reaching as far as

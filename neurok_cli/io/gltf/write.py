@@ -25,7 +25,13 @@ from ..asset import Asset, Part
 from ..encoding import encode, fit_normals, unit_weights
 from ..normals import turned_normal_deltas, vertex_normals
 from ..skinning import decompose
-from .bones import add_skin, animation_name, joint_animations, retarget_weights
+from .bones import (
+    add_skin,
+    animation_name,
+    hold_weights,
+    joint_animations,
+    retarget_weights,
+)
 from .build import GENERATOR, build_document, part_normals
 from .doc import ARRAY_BUFFER, GltfDocument, copy_document
 from .parts import Rider, file_weight_tracks, find_riders, ride_and_compose
@@ -198,7 +204,7 @@ def _write_bones(asset: Asset, doc: GltfDocument | None, placements: list[tuple]
     if src is not None:  # the file's own morph motion of the deformed parts, played with
         # ours: in the skin (the morph targets stay, held at their defaults in ours; a
         # target played under the skin turns with the bones, a flag's wave 16 % off)
-        _add_file_morphs(frames, asset, src, deformed, [len(m) for m in motions], fps)
+        baked = _add_file_morphs(frames, asset, src, deformed, [len(m) for m in motions], fps)
     welded = asset.welded()
     index, faces = _welded_rows(welded.index[rows], welded.faces)
     skin = decompose(asset.vertices[rows], frames[:, rows], faces, bones=bones, index=index)
@@ -216,6 +222,11 @@ def _write_bones(asset: Asset, doc: GltfDocument | None, placements: list[tuple]
     retarget_weights(doc, moved)
     ours = joint_animations(doc, joints, skin, [len(m) for m in motions], fps, names)
     if src is not None:
+        for node in baked:  # held at their defaults in ours, so that players playing the
+            # clips that go together do not play the file's own tracks over the skin's
+            hold_weights(doc, ours, moved.get(node, node),
+                         default_weights(src.gltf.nodes[node], src.gltf.meshes[
+                             src.gltf.nodes[node].mesh]), [len(m) for m in motions], fps)
         ride_and_compose(doc, asset, ours, motions, fps=fps, riders=riders,
                          deformed={moved.get(n, n) for n in deformed})
     report = ExportReport("bones", 0, skin.max_error, bones=skin.bones,
@@ -225,10 +236,10 @@ def _write_bones(asset: Asset, doc: GltfDocument | None, placements: list[tuple]
 
 
 def _add_file_morphs(frames: np.ndarray, asset: Asset, src: GltfDocument, deformed: set[int],
-                     lengths: list[int], fps: float) -> None:
+                     lengths: list[int], fps: float) -> set[int]:
     """Add to ``frames`` (T, N, 3), in place, how the file's own weight tracks of the
     ``deformed`` nodes move their targets away from the default weights (the motions one
-    after another, ``lengths`` frames each)."""
+    after another, ``lengths`` frames each) -> the nodes that have such tracks."""
     tracks = file_weight_tracks(src, deformed)
     times = np.concatenate([np.arange(t) / fps for t in lengths])
     offs = asset.offsets
@@ -245,6 +256,7 @@ def _add_file_morphs(frames: np.ndarray, asset: Asset, src: GltfDocument, deform
                 continue
             delta = src.accessor(tgt.POSITION).astype(np.float64) @ turn  # (n, 3) world
             frames[:, offs[pi]:offs[pi + 1]] += (w[:, k] - rest[k])[:, None, None] * delta
+    return set(tracks)
 
 
 def _welded_rows(index: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
