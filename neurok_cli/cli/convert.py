@@ -29,7 +29,7 @@ def convert(
                                 help=ranged("Frames per second sampled.", "fps"))] = 30.0,
     json_out: o.Json = False,
 ) -> None:
-    """Re-encode an animated glTF: as bones (a skin game engines play) or morph targets.
+    """Re-encode an animated glTF: bones (a skin) or morph targets.
 
     Examples:
 
