@@ -117,6 +117,11 @@ def load_placed(path: Path, *, up: str | None, size: float | None, units: str | 
     object's size and triangle count within what a run can follow: the start of ``animate``
     and ``simulate`` alike."""
     asset = load_mesh(path, up=up)
+    if asset.document is not None:
+        from ..io.gltf.scene import skinned_nodes
+
+        asset.warnings.extend(f"node {i} is skinned: read in its default pose, and its joints "
+                              "do not move with the motion" for i in skinned_nodes(asset.document))
     frame = canonical_frame(asset, size=size, units=units)
     check_size(frame.size_m, given=size is not None)
     check_faces(len(asset.faces), str(path))

@@ -131,6 +131,13 @@ def _placed(doc: GltfDocument, node: Node, prim: pygltflib.Primitive, local: np.
     return skinned(local, joints, weights, skin_matrices(doc, node.skin, worlds)[None])[0]
 
 
+def skinned_nodes(doc: GltfDocument) -> list[int]:
+    """The scene's nodes whose mesh a skin moves."""
+    nodes = doc.gltf.nodes
+    return [i for i in sorted(world_matrices(doc)) if nodes[i].mesh is not None
+            and nodes[i].skin is not None]
+
+
 def load_gltf_parts(doc: GltfDocument) -> tuple[list[Part], list[str]]:
     """One part per (node, primitive) of the default scene, in world coordinates at rest."""
     warnings: list[str] = []
@@ -141,9 +148,6 @@ def load_gltf_parts(doc: GltfDocument) -> tuple[list[Part], list[str]]:
         node = nodes[ni]
         if node.mesh is None:
             continue
-        if node.skin is not None:
-            warnings.append(f"node {ni} is skinned: read in its default pose, and its joints "
-                            "do not move with the motion")
         mesh = doc.gltf.meshes[node.mesh]
         for pi, prim in enumerate(mesh.primitives):
             attrs = prim.attributes

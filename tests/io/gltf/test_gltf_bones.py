@@ -110,3 +110,20 @@ def test_a_track_keeps_the_keys_interpolation_needs():
     assert keys[0] == 0 and keys[-1] == 39 and 2 < len(keys) < 40
     played = np.stack([np.interp(t, keys, curve[keys, c]) for c in range(2)], axis=1)
     assert np.abs(played - curve).max() <= 0.03
+
+
+def test_a_skinned_input_warns_where_its_joints_are_left_still_and_only_there(tmp_path):
+    """Reading a skinned file (info, preview) shows it as players do; `animate` and
+    `simulate` move its mesh without its joints, and say so."""
+    from neurok_cli.scenario.placement import load_placed
+
+    asset = load_mesh(ROOT / "examples" / "blob.obj")
+    out = tmp_path / "blob.glb"
+    write_animated(asset, [wobble(asset.vertices, frames=8)], out, fps=30, encoding="bones",
+                   bones=4)
+    assert not any("skinned" in w for w in load_mesh(out).warnings)
+    placed, _ = load_placed(out, up=None, size=None, units=None)
+    node = next(i for i, n in enumerate(load_document(out).gltf.nodes) if n.skin is not None)
+    assert [w for w in placed.warnings if "skinned" in w] == [
+        f"node {node} is skinned: read in its default pose, and its joints do not move with "
+        "the motion"]
