@@ -2,7 +2,8 @@
 //
 //   node tools/three_frames.mjs FILE.glb first|all TIME [TIME ...]
 //
-// The page loads the file with GLTFLoader and plays it with an AnimationMixer: the first
+// The page loads the file with GLTFLoader (meshopt-compressed files decoded by three.js's
+// MeshoptDecoder) and plays it with an AnimationMixer: the first
 // clip (what most viewers play) or every clip together (what three.js examples do), each held
 // at its last key after its end. At each time it reads every mesh's vertices as three.js
 // computes them on the CPU (Mesh.getVertexPosition: morph targets with the mesh's influences,
@@ -31,9 +32,10 @@ const PAGE = `<!doctype html><script type="importmap">
 </script><script type="module">
 import * as THREE from "three";
 import { GLTFLoader } from "three/addons/loaders/GLTFLoader.js";
+import { MeshoptDecoder } from "three/addons/libs/meshopt_decoder.module.js";
 window.sample = async (mode, times) => {
   const data = await (await fetch("/model.glb")).arrayBuffer();
-  const gltf = await new GLTFLoader().parseAsync(data, "/");
+  const gltf = await new GLTFLoader().setMeshoptDecoder(MeshoptDecoder).parseAsync(data, "/");
   const mixer = new THREE.AnimationMixer(gltf.scene);
   const clips = mode === "first" ? gltf.animations.slice(0, 1) : gltf.animations;
   const actions = [];

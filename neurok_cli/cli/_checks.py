@@ -115,7 +115,9 @@ TEXTS: dict[str, Callable[[str, Any], None]] = {
 def _motion_output(flag: str, value: Path, values: dict[str, Any]) -> None:
     from ..render.export import check_output
 
-    check_output(value, values.get("fmt"), renderer=values.get("renderer"))
+    fmt = check_output(value, values.get("fmt"), renderer=values.get("renderer"))
+    if values.get("meshopt") and fmt not in ("glb", "gltf"):
+        raise UsageError(f"--meshopt compresses glTF output (.glb, .gltf), not {fmt}")
 
 
 def _file_output(flag: str, value: Path, values: dict[str, Any]) -> None:

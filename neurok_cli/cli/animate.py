@@ -79,6 +79,7 @@ def animate(
     encoding: o.Encoding = "compact",
     bones: o.Bones = None,
     max_targets: o.MaxTargets = 200,
+    meshopt: o.Meshopt = False,
     renderer: o.Renderer = "auto",
     json_out: o.Json = False,
     verbose: o.Verbose = False,
@@ -126,7 +127,8 @@ def animate(
                         seed=seed, weights=weights, device=device, method=method, space=space,
                         strain_limit=strain_limit, joints=[parse_joint(j) for j in joint or []],
                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer,
-                                             bones=bones, max_targets=max_targets))
+                                             bones=bones, max_targets=max_targets,
+                                             meshopt=meshopt))
     with progress_bar("animating") as update:
         report = run_animate(cfg, progress=lambda stage: update(0, None, stage),
                              on_frame=lambda done, total: update(done, total, "moving"),

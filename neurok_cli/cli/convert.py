@@ -24,6 +24,7 @@ def convert(
     encoding: o.Encoding = "bones",
     bones: o.Bones = None,
     max_targets: o.MaxTargets = 200,
+    meshopt: o.Meshopt = False,
     animation: o.Animation = None,
     fps: Annotated[float, o.Opt(panel=o.OUTPUT, metavar="FPS",
                                 help=ranged("Frames per second sampled.", "fps"))] = 30.0,
@@ -36,6 +37,8 @@ def convert(
       neurok convert penguin_animated.glb --encoding bones -o penguin_bones.glb
 
       neurok convert sim.glb --encoding compact --max-targets 8
+
+      neurok convert penguin_animated.glb --meshopt -o penguin_small.glb
     """
     from ..errors import UsageError
     from ..io.gltf.convert import convert_animated
@@ -48,7 +51,7 @@ def convert(
     if output.suffix.lower() not in (".glb", ".gltf"):
         raise UsageError(f"{output}: convert writes glTF; use .glb or .gltf")
     report = convert_animated(file, output, encoding=encoding, fps=fps, animation=animation,
-                              bones=bones, max_targets=max_targets)
+                              bones=bones, max_targets=max_targets, meshopt=meshopt)
     if json_out:
         print_json({"output": str(output), **report.__dict__})
         return

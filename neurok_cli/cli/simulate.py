@@ -79,6 +79,7 @@ def simulate(
     encoding: o.Encoding = "compact",
     bones: o.Bones = None,
     max_targets: o.MaxTargets = 200,
+    meshopt: o.Meshopt = False,
     renderer: o.Renderer = "auto",
     json_out: o.Json = False,
     dof: Annotated[str | None, o.Opt(
@@ -129,7 +130,8 @@ def simulate(
                          cells=_parse_cells(cells), max_vertices=max_vertices, preset=preset,
                          joints=[parse_joint(j) for j in joint or []],
                          export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer,
-                                              bones=bones, max_targets=max_targets))
+                                              bones=bones, max_targets=max_targets,
+                                             meshopt=meshopt))
     with progress_bar("simulating") as update:
         report = run_simulate(cfg, progress=lambda f: update(round(1000 * f), 1000))
     if json_out:

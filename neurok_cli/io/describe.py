@@ -35,8 +35,9 @@ def describe_asset(asset: Asset) -> dict:
     """JSON-ready facts about a loaded asset."""
     lo, hi = asset.bounds()
     welded = asset.welded()
-    morphs = 0
+    morphs, compressed = 0, 0
     if asset.document is not None:
+        compressed = asset.document.compressed
         morphs = sum(len(m.primitives[0].targets or [])
                      for m in asset.document.gltf.meshes if m.primitives)
     return {
@@ -49,7 +50,8 @@ def describe_asset(asset: Asset) -> dict:
         "welded_vertices": len(welded.vertices), "welded_faces": len(welded.faces),
         "bounds_min": lo.tolist(), "bounds_max": hi.tolist(),
         "extent": (hi - lo).tolist(), "up": asset.up, "units": guess_units(asset),
-        "morph_targets": morphs, "skins": _skins(asset), "animations": _animations(asset),
+        "morph_targets": morphs, "skins": _skins(asset),
+        "meshopt_views": compressed, "animations": _animations(asset),
         "warnings": list(asset.warnings),
     }
 
@@ -131,6 +133,9 @@ def summary_rows(info: dict) -> list[tuple[str, str]]:
                                          for c in (info["bounds_min"], info["bounds_max"]))),
             ("extent", ", ".join(f"{x:.4g}" for x in ext)), ("up axis", _up_text(info)),
             ("units", info["units"]), ("morph targets", str(info["morph_targets"]))]
+    if info.get("meshopt_views"):
+        rows.append(("compression", f"meshopt (EXT_meshopt_compression): "
+                                    f"{info['meshopt_views']} bufferViews"))
     for skin in info.get("skins", []):
         n = skin["weights_per_vertex"]
         rows.append((f"skin {skin['index']}", f"'{skin['name']}': {skin['joints']} joints, at "

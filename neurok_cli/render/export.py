@@ -35,6 +35,7 @@ class ExportOptions:
     tolerance: float = 1e-3
     max_targets: int = 200  # the compact encoding's most morph targets
     bones: int | None = None  # the bones encoding's joints (None: as the clip needs them)
+    meshopt: bool = False  # glTF output compressed with EXT_meshopt_compression
     names: Sequence[str] | None = None
     renderer: str = "auto"
     width: int = 640
@@ -117,9 +118,11 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
         rep = write_animated(asset, motions, path, fps=fps, encoding=opts.encoding,
                              tolerance=opts.tolerance, max_targets=opts.max_targets,
                              names=opts.names, root_matrix=opts.root_matrix,
-                             as_gltf=fmt == "gltf", bones=opts.bones)
+                             as_gltf=fmt == "gltf", bones=opts.bones,
+                             meshopt=opts.meshopt)
         details = {"targets": rep.targets, "encoding": rep.encoding,
-                   "max_error": rep.max_error, "riding_parts": rep.riding}
+                   "max_error": rep.max_error, "riding_parts": rep.riding,
+                   "meshopt": opts.meshopt}
         if rep.encoding == "bones":
             details.update(bones=rep.bones, mean_error=rep.mean_error)
         return ExportResult(path, fmt, rep.bytes, details, rep.warnings)

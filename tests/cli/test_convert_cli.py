@@ -63,3 +63,27 @@ def test_convert_refuses_what_it_cannot_write_in_one_line(tmp_path):
              (["convert", str(tmp_path / "none.glb")], "no such file")]
     for args, needle in cases:
         assert_one_error_line(runner.invoke(app, args), needle)
+
+
+def test_meshopt_compresses_a_conversion_and_info_says_so(tmp_path):
+    clip = _clip(tmp_path, "exact")
+    out = tmp_path / "small.glb"
+    result = runner.invoke(app, ["convert", str(clip), "-o", str(out), "--encoding", "exact",
+                                 "--meshopt"])
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_size < 0.8 * clip.stat().st_size
+    assert_valid_gltf(out)
+    info = json.loads(runner.invoke(app, ["info", str(out), "--json"]).output)
+    assert info["meshopt_views"] > 0
+    assert json.loads(runner.invoke(app, ["info", str(clip), "--json"]).output)[
+        "meshopt_views"] == 0
+    shown = runner.invoke(app, ["info", str(out)]).output
+    assert "EXT_meshopt_compression" in shown
+
+
+def test_meshopt_is_refused_for_output_that_is_not_gltf(tmp_path):
+    blob = str(ROOT / "examples" / "blob.obj")
+    for out in ("x.mp4", "x.usdc", "frames"):
+        result = runner.invoke(app, ["animate", blob, "-o", str(tmp_path / out), "--meshopt"])
+        assert_one_error_line(result, "--meshopt compresses glTF output")
+        assert not (tmp_path / out).exists()

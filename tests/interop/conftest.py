@@ -39,14 +39,15 @@ def assert_same_motion(theirs: np.ndarray, ours: np.ndarray, who: str) -> float:
 
 
 SOURCES = {"blob.glb": "blob", "blob.usdc": "blob", "truck.glb": "truck",
-           "blob_bones.glb": "blob", "truck_bones.glb": "truck"}
+           "blob_bones.glb": "blob", "truck_bones.glb": "truck",
+           "blob_meshopt.glb": "blob", "truck_bones_meshopt.glb": "truck"}
 
 
 @pytest.fixture(scope="session")
 def made(tmp_path_factory):
     """``made(name)``: `neurok animate` for 1 s of the blob (to ``blob.glb``, ``blob.usdc``) or
     of the milk truck (``truck.glb``; skips without the shared assets), each made once; a
-    ``_bones`` name is written with the bones encoding."""
+    ``_bones`` name is written with the bones encoding, a ``_meshopt`` one compressed."""
     from neurok_cli.deform.animate import AnimateConfig, animate
     from neurok_cli.render.export import ExportOptions
 
@@ -57,7 +58,8 @@ def made(tmp_path_factory):
         if not out.is_file():
             source = SOURCES[name]
             source = ROOT / "examples" / "blob.obj" if source == "blob" else asset_path(source)
-            export = ExportOptions(encoding="bones" if "_bones" in name else "compact")
+            export = ExportOptions(encoding="bones" if "_bones" in name else "compact",
+                                   meshopt="_meshopt" in name)
             animate(AnimateConfig(input=source, output=out, seconds=1.0, fps=FPS, export=export))
         return out
 

@@ -54,10 +54,11 @@ def three_positions(path: Path, mode: str, times: list[float] = TIMES) -> np.nda
 
 
 @pytest.mark.parametrize("mode", ["first", "all"])
-@pytest.mark.parametrize("name", ["blob.glb", "truck.glb", "blob_bones.glb", "truck_bones.glb"])
+@pytest.mark.parametrize("name", ["blob.glb", "truck.glb", "blob_bones.glb", "truck_bones.glb",
+                                  "blob_meshopt.glb", "truck_bones_meshopt.glb"])
 def test_threejs_plays_our_animations(made, name, mode):
     """The truck's wheels ride on the deforming body whether one clip plays or all do, as
-    morph targets or as a skin."""
+    morph targets or as a skin, compressed or not (three.js decodes meshopt as we do)."""
     path = made(name)
     ours = read_animated(path, times=np.array(TIMES), animations=[0] if mode == "first" else None)
     assert_same_motion(three_positions(path, mode), ours.frames, f"three.js ({mode} clip(s))")

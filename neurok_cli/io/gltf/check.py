@@ -27,8 +27,7 @@ ATTRIBUTE_TYPES = {"POSITION": "VEC3", "NORMAL": "VEC3", "TEXCOORD_0": "VEC2"}
 PATH_TYPES = {"translation": "VEC3", "rotation": "VEC4", "scale": "VEC3", "weights": "SCALAR"}
 ARRAYS = ("accessors", "animations", "bufferViews", "buffers", "images", "materials", "meshes",
           "nodes", "samplers", "scenes", "skins", "textures")
-UNSUPPORTED = {"KHR_draco_mesh_compression": "Draco compression",
-               "EXT_meshopt_compression": "meshopt compression"}
+UNSUPPORTED = {"KHR_draco_mesh_compression": "Draco compression"}
 MAX_ZEROS_BYTES = 1 << 28  # an accessor without a bufferView is allocated as zeros (256 MiB)
 
 

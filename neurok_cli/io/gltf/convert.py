@@ -26,7 +26,8 @@ from .write import ExportReport, write_animated
 
 def convert_animated(source: str | Path, output: str | Path, *, encoding: str = "bones",
                      fps: float = 30.0, animation: str | None = None,
-                     bones: int | None = None, max_targets: int = 200) -> ExportReport:
+                     bones: int | None = None, max_targets: int = 200,
+                     meshopt: bool = False) -> ExportReport:
     """Write ``source``'s clip to ``output`` (.glb or .gltf, atomically) in ``encoding``.
 
     ``animation``: the clip by name or index (default: the first ``neurok`` wrote, else the
@@ -55,7 +56,7 @@ def convert_animated(source: str | Path, output: str | Path, *, encoding: str = 
     name = doc.gltf.animations[chosen[0]].name or "neurok"
     report = write_animated(asset, [frames], output, fps=fps, encoding=encoding,
                             bones=bones, max_targets=max_targets, names=[name],
-                            as_gltf=Path(output).suffix.lower() == ".gltf")
+                            as_gltf=Path(output).suffix.lower() == ".gltf", meshopt=meshopt)
     report.warnings[:0] = warnings
     if left:
         names = ", ".join(repr(doc.gltf.animations[i].name or f"#{i}") for i in left)

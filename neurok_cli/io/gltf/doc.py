@@ -27,6 +27,10 @@ stays here too where pygltflib falls short, measured:
   took 1.4 s).
 - **Typed arrays.** pygltflib has no accessor API: :meth:`GltfDocument.accessor` and
   :meth:`GltfDocument.add_accessor` read and append NumPy arrays.
+- **Compression.** A file's meshopt-compressed bufferViews (EXT_meshopt_compression, as
+  gltfpack and ``--meshopt`` write them) are decoded into the blob as it is read
+  (gltf/meshopt.py), so every reader sees plain views; a document written with
+  ``fallback`` set gets the extension's data-less fallback buffer after the blob.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from ...errors import InputError
 from ..atomic import atomic_path
 from ..refs import is_data_uri, resolve_ref
 from .codec import CHUNK_BIN, CHUNK_JSON, GLB_MAGIC, decode, encode, parse
+from .meshopt import EXTENSION, decode_views, is_fallback
 
 COMPONENT_DTYPES: dict[int, np.dtype] = {
     5120: np.dtype(np.int8), 5121: np.dtype(np.uint8), 5122: np.dtype(np.int16),
@@ -68,6 +73,8 @@ class GltfDocument:
     gltf: pygltflib.GLTF2
     blob: bytearray = field(default_factory=bytearray)
     path: Path | None = None
+    fallback: int = 0  # bytes of a data-less fallback buffer 1 (gltf/meshopt.py), 0: none
+    compressed: int = 0  # bufferViews the file had meshopt-compressed, decoded on reading
 
     # --- reading -------------------------------------------------------------------------
     def accessor(self, index: int) -> np.ndarray:
@@ -177,11 +184,15 @@ class GltfDocument:
         return len(self.gltf.images) - 1
 
     def to_json(self, buffer: dict | None = None) -> str:
-        """The document as compact JSON text, ``buffer`` (or none) as its only buffer."""
+        """The document as compact JSON text, ``buffer`` (or none) as its only buffer, and
+        the meshopt fallback after it where the document has one."""
         doc = encode(self.gltf)
         doc.pop("buffers", None)
         if buffer is not None:
             doc["buffers"] = [buffer]
+        if self.fallback:
+            doc["buffers"] = [buffer or {"byteLength": 0}, {"byteLength": self.fallback,
+                              "extensions": {EXTENSION: {"fallback": True}}}]
         return json.dumps(doc, separators=(",", ":"), allow_nan=False)
 
     def glb_head(self) -> bytes:
@@ -246,6 +257,8 @@ def _check_keyframes(doc: GltfDocument) -> None:
 def _buffer_bytes(doc: GltfDocument, i: int, buf: pygltflib.Buffer,
                   bin_chunk: bytes | None) -> bytes:
     uri = buf.uri
+    if uri is None and is_fallback(buf):
+        return b""  # compressed views refer to it, and their data is elsewhere
     if uri is None:
         if i != 0 or bin_chunk is None:
             raise InputError(f"{doc.path}: buffer {i} has no data")
@@ -269,15 +282,23 @@ def _merge_buffers(doc: GltfDocument, bin_chunk: bytes | None) -> None:
     starts = []
     for i, buf in enumerate(doc.gltf.buffers):
         data = _buffer_bytes(doc, i, buf, bin_chunk)
-        if len(data) < buf.byteLength:
+        if len(data) < buf.byteLength and not (is_fallback(buf) and not data):
             raise InputError(f"{doc.path}: buffer {i} is truncated "
                              f"({len(data)} of {buf.byteLength} bytes)")
         doc.blob.extend(b"\0" * (-len(doc.blob) % 8))
         starts.append(len(doc.blob))
         doc.blob.extend(data[: buf.byteLength])
-    for view in doc.gltf.bufferViews:
+    decoded = decode_views(doc, starts, str(doc.path))
+    doc.compressed = len(decoded)
+    empty = {i for i, buf in enumerate(doc.gltf.buffers) if is_fallback(buf) and buf.uri is None}
+    for i, view in enumerate(doc.gltf.bufferViews):
+        if i in decoded:
+            continue
         if view.buffer >= len(starts):
             raise InputError(f"{doc.path}: bufferView refers to missing buffer {view.buffer}")
+        if view.buffer in empty:
+            raise InputError(f"{doc.path}: bufferView {i} reads buffer {view.buffer}, a "
+                             "meshopt fallback without data, but is not compressed")
         view.byteOffset = starts[view.buffer] + (view.byteOffset or 0)
         view.buffer = 0
     doc.gltf.buffers = []  # the blob is buffer 0 from now on (see GltfDocument)

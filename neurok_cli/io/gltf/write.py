@@ -34,6 +34,7 @@ from .bones import (
 )
 from .build import GENERATOR, build_document, part_normals
 from .doc import ARRAY_BUFFER, GltfDocument, copy_document
+from .meshopt import compress
 from .parts import Rider, file_weight_tracks, find_riders, ride_and_compose
 from .scene import default_weights
 
@@ -109,7 +110,7 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
                    fps: float, encoding: str = "compact", tolerance: float = 1e-3,
                    max_targets: int = 200, names: Sequence[str] | None = None,
                    root_matrix: np.ndarray | None = None, as_gltf: bool = False,
-                   bones: int | None = None) -> ExportReport:
+                   bones: int | None = None, meshopt: bool = False) -> ExportReport:
     """Write ``asset`` animated by ``motions`` to a GLB at ``path`` (atomically).
 
     Args:
@@ -123,6 +124,7 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
         root_matrix: (4, 4) placed above a non-glTF asset (e.g. units to metres); None turns
             a Z-up asset's frame to glTF's +Y up (vertex data stays in the file's frame).
         as_gltf: write a single .gltf JSON file with the buffer embedded as a data URI.
+        meshopt: compress the file's data with EXT_meshopt_compression (gltf/meshopt.py).
     """
     if encoding not in GLTF_ENCODINGS:
         raise UsageError(f"unknown encoding {encoding!r}; choose one of "
@@ -136,7 +138,7 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     if encoding == "bones":
         report, doc = _write_bones(asset, doc, placements, frames, motions, riders, fps=fps,
                                    names=names, root_matrix=root_matrix, bones=bones)
-        return _save(report, doc, path, as_gltf)
+        return _save(report, doc, path, as_gltf, meshopt)
     normals_local, normals_asset = _file_normals(asset, doc, placements)
     dn = _normal_deltas(asset, frames, normals_asset)  # (T, N, 3) float32
     diag = float(np.linalg.norm(np.ptp(asset.vertices, axis=0))) or 1.0
@@ -176,11 +178,13 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
                              file_weight_tracks(src, deformed) if src is not None else {})
     if src is not None:
         ride_and_compose(doc, asset, ours, motions, fps=fps, riders=riders, deformed=deformed)
-    return _save(report, doc, path, as_gltf)
+    return _save(report, doc, path, as_gltf, meshopt)
 
 
-def _save(report: ExportReport, doc: GltfDocument, path: str | Path, as_gltf: bool
-          ) -> ExportReport:
+def _save(report: ExportReport, doc: GltfDocument, path: str | Path, as_gltf: bool,
+          meshopt: bool) -> ExportReport:
+    if meshopt:
+        doc = compress(doc)
     if as_gltf:
         doc.save_gltf(path)
     else:
