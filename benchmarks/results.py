@@ -7,10 +7,13 @@ between the ``<!-- results:begin -->`` and ``<!-- results:end -->`` lines of doc
 ``--check`` prints the section instead of writing it.
 
     python benchmarks/results.py --summary PLAUSIBILITY.json [--weights neurok-base]
+        [--bones BENCH_BONES.json]
 
 writes README's compact table instead (between ``<!-- summary:begin -->`` and
 ``<!-- summary:end -->``): the bundle's test-split figures from its ``config.json`` (what
-`neurok eval` measured) and the rows of `python benchmarks/plausibility.py --json FILE`.
+`neurok eval` measured), the rows of `python benchmarks/plausibility.py --json FILE` and,
+with ``--bones``, the penguin's clip in each glTF encoding (`python benchmarks/bench_bones.py
+--json FILE`).
 
 The run that fills DIR (a few minutes on a 2-core CPU; one benchmark at a time -- two torch
 processes on 2 cores slow each other down many times over):
@@ -57,7 +60,8 @@ def section(folder: Path) -> str:
     return "\n".join(animate_table(json.loads(path.read_text())))
 
 
-def summary_table(metrics: dict, plaus: list[dict]) -> list[str]:
+def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = None
+                  ) -> list[str]:
     """README's table: the bundle's test-split figures, then each plausibility run against
     the engine."""
     ik, ro = metrics["test"]["inverse_kinematics"], metrics["test"]["rollout"]
@@ -82,7 +86,23 @@ def summary_table(metrics: dict, plaus: list[dict]) -> list[str]:
         r = plaus[0]
         out.append(f"| {r['asset']} {r['preset']}, in one process (loading to written GLB) | "
                    f"{r['animate_s']:.1f} s | `neurok simulate` {r['simulate_s']:.1f} s | same |")
-    return out
+    return out + _bones_row(bones or [])
+
+
+def _bones_row(rows: list[dict]) -> list[str]:
+    """README's row for the penguin's default clip: bones and compressed morph targets
+    against plain morph targets (size, and mean error against the exact clip)."""
+    pick = {(r["encoding"], r["meshopt"], r.get("asked")): r for r in rows
+            if r["asset"] == "penguin"}
+    try:
+        bones, packed = pick["bones", False, None], pick["compact", True, None]
+        plain = pick["compact", False, None]
+    except KeyError:
+        return []
+    cell = lambda r: f"{r['mb']:.2f} MB ({100 * r['mean']:.3f} %)"  # noqa: E731
+    return [f"| penguin's 4 s drop as glTF: `--encoding bones` / `--meshopt` (mean error, × "
+            f"diagonal) | {cell(bones)} / {cell(packed)} | morph targets {cell(plain)} | "
+            "`python benchmarks/bench_bones.py` |"]
 
 
 def _articulated_row(art: dict | None) -> list[str]:
@@ -112,6 +132,7 @@ def main() -> None:
     ap.add_argument("--from", dest="folder", type=Path)
     ap.add_argument("--summary", type=Path, help="plausibility.py's JSON: write README's table")
     ap.add_argument("--weights", default="neurok-base", help="the bundle whose figures to show")
+    ap.add_argument("--bones", type=Path, help="bench_bones.py's JSON: the encodings' row")
     ap.add_argument("--readme", type=Path, default=None,
                     help="the Markdown file holding the block (default: docs/results.md, or "
                     "README.md with --summary)")
@@ -122,7 +143,8 @@ def main() -> None:
     if args.summary:
         config = ROOT / "neurok_cli" / "weights" / args.weights / "config.json"
         metrics = json.loads(config.read_text())["metrics"]
-        body = "\n".join(summary_table(metrics, json.loads(args.summary.read_text())))
+        bones = json.loads(args.bones.read_text()) if args.bones else None
+        body = "\n".join(summary_table(metrics, json.loads(args.summary.read_text()), bones))
         target, marks = args.readme or ROOT / "README.md", SUMMARY
     else:
         body = section(args.folder)
