@@ -22,6 +22,8 @@ MAX_FACES = 1_500_000  # triangles to simulate: 1M took 39 s and 1.7 GB in anima
 MAX_SPEED = 1e4  # m/s (or rad/s, m/s^2): the largest vector option's length
 MAX_BONES = 256  # joints of a skin: their indices are written as unsigned bytes
 MAX_TARGETS = 1000  # morph targets of the compact encoding
+COMPILED_FROM = 2_000_000  # vertex-frames from which a clip's per-vertex passes are compiled:
+# below, NumPy is done before numba has started (its import and cache load, 0.45 s)
 GLTF_ENCODINGS = ("compact", "exact", "bones")  # how a motion goes into glTF (io/gltf/write.py)
 
 

@@ -7,6 +7,8 @@ from functools import cache
 import numpy as np
 from scipy import sparse
 
+from ..limits import COMPILED_FROM
+
 FRAMES_AT_ONCE = 4  # frames per sparse product (larger blocks fall out of cache)
 
 
@@ -101,8 +103,12 @@ def turned_normal_deltas(frames: np.ndarray, faces: np.ndarray, rep: np.ndarray,
         each frame's ``vertex_normals`` of the welded surface, gathered by ``index``.
 
     The same arithmetic as those two functions, in one compiled pass per frame: in NumPy, a
-    121-frame clip of 100k vertices made ~40 passes over (T, N, 3) arrays (~9 s).
+    121-frame clip of 100k vertices made ~40 passes over (T, N, 3) arrays (~9 s). A clip
+    below ``COMPILED_FROM`` vertex-frames takes those two functions, without numba's start.
     """
+    if frames.shape[0] * frames.shape[1] < COMPILED_FROM:  # the penguin's clip: 0.2 s
+        now = vertex_normals(np.asarray(frames, np.float64)[:, rep], faces)[:, index]
+        return (rotate_between(normals, rest, now) - normals).astype(np.float32)
     frames = np.ascontiguousarray(frames, np.float64)
     out = np.empty(frames.shape, np.float32)
     _deltas_kernel()(frames, np.ascontiguousarray(faces, np.int64),

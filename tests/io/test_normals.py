@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import trimesh
 
 from neurok_cli.io.normals import rotate_between, vertex_normals
@@ -58,8 +59,14 @@ def test_vertex_normals_share_across_groups_and_default_up_for_zero_area():
     assert np.allclose(n[5], [0, 1, 0])  # no face: +Y
 
 
-def test_turned_normal_deltas_match_the_numpy_composition():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_turned_normal_deltas_match_the_numpy_composition(monkeypatch, compiled):
+    """The compiled pass (a clip of COMPILED_FROM vertex-frames or more) and the NumPy one
+    give the composition's numbers."""
+    from neurok_cli.io import normals
     from neurok_cli.io.normals import turned_normal_deltas
+
+    monkeypatch.setattr(normals, "COMPILED_FROM", 0 if compiled else 10**12)
 
     rng = np.random.default_rng(5)
     mesh = trimesh.creation.icosphere(subdivisions=2)
