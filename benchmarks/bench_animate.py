@@ -1,26 +1,31 @@
-"""Speed of `neurok animate` (latent dynamics) against `neurok simulate` (full-order MuJoCo).
+"""Speed of `neurok animate` against `neurok simulate`, cold and warm, stage by stage.
 
-    python benchmarks/bench_animate.py [--quick] [--repeat 3] [--json out.json]
-        [--space auto|learned|handles] [--sizes 10000 ...] [--no-durations]
+    python benchmarks/bench_animate.py [--repeat 3] [--json out.json] [--assets blob ...]
+        [--durations]
 
 Every figure is a whole command line run as a user runs it (a fresh process: start-up,
-loading, encoding, integration, decoding and writing a GLB), timed from outside; animate and
-simulate of the same file run in turns, ``--repeat`` times, and the medians are compared.
+loading, the shape space, integration and writing a GLB), timed from outside, with each
+command's defaults (a soft drop of 4 s at 30 fps). For each asset, ``--repeat`` rounds, each
+in turns:
 
-1. Spheres (soft, dropped) of ~1k, 10k and 100k vertices, 4 s at 30 fps: animate vs
-   simulate, the ratio, and animate's stages (from its --json report).
-2. Duration: the 10k sphere for 1, 4, 15 and 60 s, animate vs simulate.
-3. ``neurok fit --then-animate`` of a 16-frame clip of the 10k sphere (2 s more).
+- **cold**: `animate` as the first run after installing, on a mesh never seen: numba's
+  compiled code and the shape-space cache in new, empty folders (``NUMBA_CACHE_DIR``,
+  ``NEUROK_CACHE``);
+- **warm**: `animate` again on the same mesh, both caches filled (by an untimed run first);
+- **simulate**: `neurok simulate` of the same file.
 
-The machine's load average is recorded beside the figures. ``--quick`` drops the 100k
-sphere and the 60 s runs. Prints a table, writes JSON. Single-shape fits (inverse kinematics
-on the test split) were timed by bench_fit.py (docs/results.md; the script is in commit
-8bb475c).
+Medians are compared; the stages come from the runs' ``--json`` timings (median of each).
+Assets: the blob (``examples/blob.obj``), the penguin (``../shared/assets``; skipped
+without it) and UV spheres of about 10k and 100k vertices. Also timed (median of 5):
+`neurok --help` and an option error (a missing file). ``--durations`` adds the 10k
+sphere's 1, 15 and 60 s drops (warm, against simulate, one round). The machine's load
+average is recorded beside the figures. Prints a table, writes JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import statistics
@@ -31,6 +36,12 @@ import time
 from pathlib import Path
 
 import trimesh
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = {"blob": ROOT / "examples" / "blob.obj",
+         "penguin": ROOT.parent / "shared" / "assets" / "penguin.obj"}
+SPHERES = {"sphere10k": 10_000, "sphere100k": 100_000}
+STAGES = ("load", "fit", "integrate", "export")
 
 
 def sphere(path: Path, vertices: int) -> int:
@@ -44,108 +55,106 @@ def sphere(path: Path, vertices: int) -> int:
     return len(mesh.vertices)
 
 
-def timed(args: list[str]) -> tuple[float, dict]:
+def timed(args: list[str], env: dict | None = None, report: bool = True
+          ) -> tuple[float, dict]:
+    """Wall seconds of ``neurok ARGS`` in a fresh process, and its ``--json`` report."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "neurok_cli", *args, "--json"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "neurok_cli", *args,
+                           *(["--json"] if report else [])],
+                          capture_output=True, text=True, env={**os.environ, **(env or {})})
     wall = time.perf_counter() - t0
-    if proc.returncode != 0:
+    if report and proc.returncode != 0:
         raise SystemExit(f"failed: neurok {' '.join(args)}\n{proc.stderr}")
-    return wall, json.loads(proc.stdout)
+    return wall, json.loads(proc.stdout) if report else {}
 
 
-SPACE = "auto"  # animate's --space (set by --space)
+def caches(folder: Path) -> dict:
+    """The environment that puts both caches in ``folder`` (made empty)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return {"NUMBA_CACHE_DIR": str(folder / "numba"), "NEUROK_CACHE": str(folder / "neurok")}
 
 
-def animate(src: Path, seconds: float, out: Path, weights: str) -> dict:
-    extra = ["--space", SPACE] + (["--weights", weights] if SPACE == "learned" else [])
-    wall, rep = timed(["animate", str(src), "-o", str(out), "--seconds", str(seconds),
-                       "--material", "soft", *extra])
-    return {"wall_s": wall, "stages": rep["timings"], "steps": rep["steps"],
-            "drift": rep["energy"]["drift"]}
+def summary(runs: list[tuple[float, dict]]) -> dict:
+    walls = [w for w, _ in runs]
+    out = {"wall_s": statistics.median(walls), "runs": walls}
+    if runs[0][1].get("timings"):
+        out["stages"] = {k: statistics.median(r["timings"][k] for _, r in runs)
+                         for k in STAGES}
+    return out
 
 
-def simulate(src: Path, seconds: float, out: Path) -> dict:
-    wall, rep = timed(["simulate", str(src), "-o", str(out), "--seconds", str(seconds),
-                       "--material", "soft"])
-    return {"wall_s": wall, "engine_s": rep["sim_wall_s"]}
+def measure(name: str, src: Path, vertices: int, tmp: Path, repeat: int,
+            seconds: float = 4.0) -> dict:
+    """Cold and warm animate and simulate of ``src``, in turns, ``repeat`` rounds."""
+    warm_env = caches(tmp / f"warm_{name}")
+    args = [str(src), "--seconds", f"{seconds:g}"]
+    timed(["animate", *args, "-o", str(tmp / "a.glb")], warm_env)  # fills the warm caches
+    cold, warm, sim = [], [], []
+    for i in range(repeat):
+        cold_env = caches(Path(tempfile.mkdtemp(dir=tmp, prefix=f"cold_{name}_{i}_")))
+        cold.append(timed(["animate", *args, "-o", str(tmp / "c.glb")], cold_env))
+        warm.append(timed(["animate", *args, "-o", str(tmp / "a.glb")], warm_env))
+        sim.append(timed(["simulate", *args, "-o", str(tmp / "s.glb")]))
+    row = {"asset": name, "vertices": vertices, "seconds": seconds, "cold": summary(cold),
+           "warm": summary(warm), "simulate": summary(sim), "load": os.getloadavg()[0]}
+    row["ratio_warm"] = row["simulate"]["wall_s"] / row["warm"]["wall_s"]
+    row["ratio_cold"] = row["simulate"]["wall_s"] / row["cold"]["wall_s"]
+    return row
 
 
-def pair(src: Path, seconds: float, tmp: Path, weights: str, repeat: int, vertices: int) -> dict:
-    """animate and simulate of ``src`` in turns, ``repeat`` times: medians and the ratio."""
-    runs = {"animate": [], "simulate": []}
-    for _ in range(repeat):
-        runs["animate"].append(animate(src, seconds, tmp / "a.glb", weights))
-        runs["simulate"].append(simulate(src, seconds, tmp / "s.glb"))
-    a = statistics.median(r["wall_s"] for r in runs["animate"])
-    s = statistics.median(r["wall_s"] for r in runs["simulate"])
-    last = runs["animate"][-1]
-    return {"vertices": vertices, "seconds": seconds, "animate_s": a, "simulate_s": s,
-            "ratio": s / a, "animate_runs": [r["wall_s"] for r in runs["animate"]],
-            "simulate_runs": [r["wall_s"] for r in runs["simulate"]],
-            "stages": last["stages"], "steps": last["steps"], "load": os.getloadavg()[0]}
-
-
-def fit_then_animate(src: Path, tmp: Path, weights: str) -> dict:
-    """A 16-frame clip of ``src`` (animate, 0.5 s at 30 fps), fitted and continued for 2 s."""
-    clip = tmp / "clip.glb"
-    animate(src, 0.5, clip, weights)
-    wall, _ = timed(["fit", str(clip), "-o", str(tmp / "fit.json"), "--weights", weights,
-                     "--then-animate", str(tmp / "more.glb"), "--seconds", "2"])
-    return {"frames": 16, "wall_s": wall, "load": os.getloadavg()[0]}
+def start_up(tmp: Path) -> dict:
+    """Medians of 5: `neurok --help` and a missing file's one-line error."""
+    helps = [timed(["--help"], report=False)[0] for _ in range(5)]
+    errors = [timed(["animate", str(tmp / "missing.obj")], report=False)[0] for _ in range(5)]
+    return {"help_s": statistics.median(helps), "error_s": statistics.median(errors)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--assets", nargs="+", default=[*FILES, *SPHERES],
+                    choices=[*FILES, *SPHERES])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--durations", action="store_true",
+                    help="also the 10k sphere's 1, 15 and 60 s drops (warm, one round)")
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--weights", default="neurok-base")
-    ap.add_argument("--space", default="auto", choices=("auto", "learned", "handles"),
-                    help="animate's shape space (as its --space)")
-    ap.add_argument("--sizes", nargs="+", type=int, default=None,
-                    help="sphere vertex counts (default: 1k, 10k and, without --quick, 100k)")
-    ap.add_argument("--no-durations", action="store_true",
-                    help="only the 4 s drops (no 1/15/60 s runs, no fit)")
     args = ap.parse_args()
-    global SPACE
-    SPACE = args.space
-    rows = []
+    rows, durations = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        sizes = args.sizes or [1_000, 10_000] + ([] if args.quick else [100_000])
-        spheres, counts = {}, {}
-        for n in sizes:
-            spheres[n] = tmp / f"sphere{n}.obj"
-            counts[n] = sphere(spheres[n], n)
-        animate(spheres[sizes[0]], 0.1, tmp / "warm.glb", args.weights)  # compiled code cached
-        for n in sizes:
-            rows.append(pair(spheres[n], 4.0, tmp, args.weights, args.repeat, counts[n]))
-        fit = None
-        if not args.no_durations and 10_000 in spheres:
-            for seconds in [1.0, 15.0] + ([] if args.quick else [60.0]):
-                rows.append(pair(spheres[10_000], seconds, tmp, args.weights,
-                                 1 if seconds > 4 else args.repeat, counts[10_000]))
-            fit = fit_then_animate(spheres[10_000], tmp, args.weights)
-    head = (f"{'vertices':>9} {'seconds':>8} {'animate s':>10} {'simulate s':>11} "
-            f"{'ratio':>6}  {'animate stages (s)':<60}")
-    print(head)
-    print("-" * len(head))
-    for r in sorted(rows, key=lambda r: (r["seconds"] != 4.0, r["vertices"], r["seconds"])):
-        st = r["stages"]
-        stages = ", ".join(f"{k} {st[k]:.2f}" for k in ("load", "encode", "fit", "integrate",
-                                                         "decode", "export") if k in st)
-        print(f"{r['vertices']:>9,} {r['seconds']:>8g} {r['animate_s']:>10.2f} "
-              f"{r['simulate_s']:>11.2f} {r['ratio']:>5.1f}x  {stages}")
-    if fit is not None:
-        print(f"fit --then-animate of a {fit['frames']}-frame clip (10k sphere): "
-              f"{fit['wall_s']:.1f} s")
-    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
-    result = {"benchmark": "animate", "space": args.space, "repeat": args.repeat, "rows": rows,
-              "fit": fit,
-              "cpus": os.cpu_count()}
+        first = start_up(tmp)
+        for name in args.assets:
+            if name in SPHERES:
+                src = tmp / f"{name}.obj"
+                vertices = sphere(src, SPHERES[name])
+            else:
+                src = FILES[name]
+                if not src.is_file():
+                    print(f"{name}: {src} not found, skipped", file=sys.stderr)
+                    continue
+                vertices = len(trimesh.load_mesh(src, process=False).vertices)
+            rows.append(measure(name, src, vertices, tmp, args.repeat))
+            print(_line(rows[-1]), flush=True)
+            if name == "sphere10k" and args.durations:
+                durations += [measure(name, src, vertices, tmp, 1, s) for s in (1.0, 15.0, 60.0)]
+    print(f"\n{'asset':11} {'vertices':>8} {'cold s':>7} {'warm s':>7} {'simulate s':>10} "
+          f"{'sim/warm':>8}  warm stages (s)")
+    for r in rows + durations:
+        print(_line(r))
+    print(f"neurok --help {first['help_s']:.2f} s, an option error {first['error_s']:.2f} s; "
+          f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        args.json.write_text(json.dumps({
+            "benchmark": "animate", "repeat": args.repeat, "rows": rows,
+            "durations": durations, "start_up": first, "cpus": os.cpu_count(),
+            "date": datetime.datetime.now().isoformat(timespec="minutes")}, indent=1) + "\n")
+
+
+def _line(r: dict) -> str:
+    stages = ", ".join(f"{k} {r['warm']['stages'][k]:.2f}" for k in STAGES)
+    name = r["asset"] + (f" {r['seconds']:g} s" if r["seconds"] != 4.0 else "")
+    return (f"{name:11} {r['vertices']:>8,} {r['cold']['wall_s']:>7.2f} "
+            f"{r['warm']['wall_s']:>7.2f} {r['simulate']['wall_s']:>10.2f} "
+            f"{r['ratio_warm']:>7.1f}x  {stages}")
 
 
 if __name__ == "__main__":

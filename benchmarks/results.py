@@ -7,18 +7,19 @@ between the ``<!-- results:begin -->`` and ``<!-- results:end -->`` lines of doc
 ``--check`` prints the section instead of writing it.
 
     python benchmarks/results.py --summary PLAUSIBILITY.json [--weights neurok-base]
-        [--bones BENCH_BONES.json]
+        [--bones BENCH_BONES.json] [--speed BENCH_ANIMATE.json]
 
 writes README's compact table instead (between ``<!-- summary:begin -->`` and
 ``<!-- summary:end -->``): the bundle's test-split figures from its ``config.json`` (what
 `neurok eval` measured), the rows of `python benchmarks/plausibility.py --json FILE` and,
 with ``--bones``, the penguin's clip in each glTF encoding (`python benchmarks/bench_bones.py
---json FILE`).
+--json FILE`), with ``--speed`` the whole commands' times (`python
+benchmarks/bench_animate.py --json FILE`) in place of the plausibility run's.
 
-The run that fills DIR (a few minutes on a 2-core CPU; one benchmark at a time -- two torch
-processes on 2 cores slow each other down many times over):
+The run that fills DIR (about ten minutes on a 2-core CPU; one benchmark at a time: two
+processes on 2 cores slow each other down):
 
-    python benchmarks/bench_animate.py --quick --json DIR/bench_animate.json
+    python benchmarks/bench_animate.py --json DIR/bench_animate.json
 
 The inverse-kinematics and rollout tables beside it in docs/results.md came from
 bench_fit.py and bench_accuracy.py, finished experiments taken out of benchmarks/ (the
@@ -38,18 +39,25 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def animate_table(d: dict) -> list[str]:
-    out = ["**Speed**, whole commands (start-up to written GLB), a soft sphere dropped, "
-           f"30 fps; animate and simulate in turns, medians of {d.get('repeat', 1)} (one run "
-           "for clips over 4 s)", "",
-           "| vertices | seconds simulated | animate, s | simulate, s | simulate / animate | "
-           "load average |", "|---|---|---|---|---|---|"]
-    for r in sorted(d["rows"], key=lambda r: (r["vertices"], r["seconds"])):
-        out.append(f"| {r['vertices']:,} | {r['seconds']:g} | {r['animate_s']:.1f} | "
-                   f"{r['simulate_s']:.1f} | {r['ratio']:.1f}x | {r['load']:.1f} |")
-    fit = d.get("fit")
-    if fit:
-        out += ["", f"`neurok fit --then-animate` of a {fit['frames']}-frame clip of the "
-                f"9,602-vertex sphere, 2 s more: {fit['wall_s']:.1f} s."]
+    """docs/results.md's speed table from bench_animate.py's JSON."""
+    out = ["**Speed**, whole commands (start-up to a written GLB) with each command's defaults "
+           "(a soft drop, 4 s at 30 fps): `animate` cold (the first run after installing, on a "
+           "new mesh: numba's code and the shape-space cache empty) and warm (again, the same "
+           "mesh), and `simulate`, in turns, medians of "
+           f"{d['repeat']}; the warm run's stages", "",
+           "| asset | vertices | animate cold, s | animate warm, s | simulate, s | "
+           "simulate / warm | load, shape space, integration, writing (s) | load average |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in d["rows"] + d.get("durations", []):
+        st = r["warm"]["stages"]
+        name = r["asset"] + (f", {r['seconds']:g} s" if r["seconds"] != 4.0 else "")
+        out.append(f"| {name} | {r['vertices']:,} | {r['cold']['wall_s']:.1f} | "
+                   f"{r['warm']['wall_s']:.1f} | {r['simulate']['wall_s']:.1f} | "
+                   f"{r['ratio_warm']:.1f}x | {st['load']:.2f}, {st['fit']:.2f}, "
+                   f"{st['integrate']:.2f}, {st['export']:.2f} | {r['load']:.1f} |")
+    su = d["start_up"]
+    out += ["", f"`neurok --help` {su['help_s']:.2f} s, a missing file's one-line error "
+            f"{su['error_s']:.2f} s (medians of 5); {d['date']}, {d['cpus']} cores."]
     return out
 
 
@@ -60,8 +68,8 @@ def section(folder: Path) -> str:
     return "\n".join(animate_table(json.loads(path.read_text())))
 
 
-def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = None
-                  ) -> list[str]:
+def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = None,
+                  speed: dict | None = None) -> list[str]:
     """README's table: the bundle's test-split figures, then each plausibility run against
     the engine."""
     ik, ro = metrics["test"]["inverse_kinematics"], metrics["test"]["rollout"]
@@ -82,11 +90,32 @@ def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = N
         out.append(f"| {r['asset']} {r['preset']}: {what} / end tilt (°) | {vol}"
                    f"{a['crumple']:.3f} / {a['tilt_deg']:.0f} | engine {evol}"
                    f"{e['crumple']:.3f} / {e['tilt_deg']:.0f} | {same} |")
-    if plaus:
+    if speed:
+        out += _speed_rows(speed)
+    elif plaus:
         r = plaus[0]
         out.append(f"| {r['asset']} {r['preset']}, in one process (loading to written GLB) | "
                    f"{r['animate_s']:.1f} s | `neurok simulate` {r['simulate_s']:.1f} s | same |")
     return out + _bones_row(bones or [])
+
+
+def _speed_rows(d: dict) -> list[str]:
+    """README's rows from bench_animate.py: the warm 4 s drops against simulate, and the
+    first run after installing."""
+    rows = {r["asset"]: r for r in d["rows"]}
+    names = [n for n in ("penguin", "sphere10k", "sphere100k") if n in rows]
+    label = {"penguin": "penguin", "sphere10k": "10k sphere", "sphere100k": "100k sphere"}
+    out = [f"| 4 s drop, whole command: {' / '.join(label[n] for n in names)} | "
+           + " / ".join(f"{rows[n]['warm']['wall_s']:.1f}" for n in names) + " s | "
+           "`neurok simulate` " + " / ".join(f"{rows[n]['simulate']['wall_s']:.1f}"
+                                              for n in names)
+           + " s | `python benchmarks/bench_animate.py` |"]
+    if "blob" in rows:
+        out.append(f"| first run after installing (`examples/blob.obj`, a new mesh) / "
+                   f"`neurok --help` | {rows['blob']['cold']['wall_s']:.1f} s / "
+                   f"{d['start_up']['help_s']:.2f} s | warm {rows['blob']['warm']['wall_s']:.1f}"
+                   " s | same |")
+    return out
 
 
 def _bones_row(rows: list[dict]) -> list[str]:
@@ -133,6 +162,7 @@ def main() -> None:
     ap.add_argument("--summary", type=Path, help="plausibility.py's JSON: write README's table")
     ap.add_argument("--weights", default="neurok-base", help="the bundle whose figures to show")
     ap.add_argument("--bones", type=Path, help="bench_bones.py's JSON: the encodings' row")
+    ap.add_argument("--speed", type=Path, help="bench_animate.py's JSON: the speed rows")
     ap.add_argument("--readme", type=Path, default=None,
                     help="the Markdown file holding the block (default: docs/results.md, or "
                     "README.md with --summary)")
@@ -144,7 +174,9 @@ def main() -> None:
         config = ROOT / "neurok_cli" / "weights" / args.weights / "config.json"
         metrics = json.loads(config.read_text())["metrics"]
         bones = json.loads(args.bones.read_text()) if args.bones else None
-        body = "\n".join(summary_table(metrics, json.loads(args.summary.read_text()), bones))
+        speed = json.loads(args.speed.read_text()) if args.speed else None
+        body = "\n".join(summary_table(metrics, json.loads(args.summary.read_text()), bones,
+                                        speed))
         target, marks = args.readme or ROOT / "README.md", SUMMARY
     else:
         body = section(args.folder)
