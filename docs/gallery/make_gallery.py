@@ -8,7 +8,10 @@ Every clip is made from an asset this project may redistribute: the shipped exam
 Each clip is animated by the `neurok` command exactly as listed in CLIPS (with the shipped
 weights), then four stills are rendered by `neurok preview` (at the start, 1/3, 2/3 and the
 end, framed on the whole clip) and laid side by side in `docs/gallery/NAME.png`, reduced to
-a 64-colour palette so the whole gallery stays a few hundred KB. About 2 minutes on 2 cores.
+a 64-colour palette so the whole gallery stays a few hundred KB. A PAGES clip is written as a
+web page instead (`-o NAME.html`) and its screenshot after a second of playing in headless
+Chromium (`tools/page_check.mjs`: node, `npm ci --prefix tools` and Chromium) is the
+picture. About 2 minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ CLIPS = {
                                  "--no-ground", "--pin", "x<0.05"]),
     "chest-open": ("examples/chest.glb", ["--seconds", "2"]),
 }
+PAGES = {"flag-page": ("examples/flag.glb", ["--seconds", "2"])}
 
 
 def write_rod(path: Path, length: float = 1.0, radius: float = 0.06, rings: int = 40,
@@ -85,8 +89,23 @@ def neurok(*args: str) -> None:
         raise SystemExit(f"neurok {' '.join(args)} failed:\n{proc.stderr}")
 
 
+def make_page(name: str, tmp: Path) -> Path:
+    """Animate one clip as a page and keep a screenshot of it playing."""
+    src, opts = PAGES[name]
+    page, shot = tmp / f"{name}.html", tmp / f"{name}.png"
+    neurok("animate", str(ROOT / src), "-o", str(page), *opts)
+    subprocess.run(["node", str(ROOT / "tools" / "page_check.mjs"), str(page), str(shot), "0"],
+                   check=True, capture_output=True)
+    out = HERE / f"{name}.png"
+    Image.open(shot).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(
+        out, optimize=True)
+    return out
+
+
 def make(name: str, tmp: Path) -> Path:
     """Animate one clip, render its stills and write its contact sheet."""
+    if name in PAGES:
+        return make_page(name, tmp)
     src, opts = CLIPS[name]
     gen = {"gen:rod": write_rod, "gen:sheet": write_sheet}
     path = gen[src](tmp / f"{src[4:]}.obj") if src in gen else ROOT / src
@@ -107,7 +126,8 @@ def make(name: str, tmp: Path) -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", nargs="+", choices=sorted(CLIPS), default=sorted(CLIPS))
+    ap.add_argument("--only", nargs="+", choices=sorted({**CLIPS, **PAGES}),
+                    default=sorted({**CLIPS, **PAGES}))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:

@@ -237,7 +237,10 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     preset = run.preset
     names = cfg.export.names or ([f"neurok_{preset}"] if cfg.samples == 1 else
                                  [f"neurok_{preset}_{i}" for i in range(cfg.samples)])
-    options = replace(cfg.export, names=names, metres_per_unit=frame.size_m / frame.extent)
+    kind = category if cfg.material == "auto" else f"{cfg.material} ({category})"
+    options = replace(cfg.export, names=names, metres_per_unit=frame.size_m / frame.extent,
+                      caption=f"{Path(cfg.input).name}: {kind}, {frame.size_m:.3g} m, "
+                              f"{preset} (neurok animate)")
     out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options)
     t_end = time.perf_counter()
     st = motion.stats
@@ -329,7 +332,9 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
     say("writing")
     file_frames = [_to_file(motion.frames, frame, at.back, at.pieces.index)]
     options = replace(cfg.export, names=cfg.export.names or [f"neurok_{preset}"],
-                      metres_per_unit=frame.size_m / frame.extent)
+                      metres_per_unit=frame.size_m / frame.extent,
+                      caption=f"{Path(cfg.input).name}: parts on joints, {preset} "
+                              "(neurok animate)")
     out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options)
     t_end = time.perf_counter()
     run = motion.run

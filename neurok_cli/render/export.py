@@ -1,9 +1,9 @@
 """Writing a motion of an asset in the format its output path asks for.
 
-``.glb``/``.gltf`` → animated glTF; ``.usd``/``.usda``/``.usdc`` → USD (usd.py); ``.mdd``/
-``.pc2`` → a point cache for the input's own mesh (pointcache.py); ``.mp4``/``.gif`` → a
-rendered preview; a path without a suffix (or ``--format obj|ply``) → a folder of per-frame
-meshes.
+``.glb``/``.gltf`` → animated glTF; ``.html`` → a page that plays it (page.py);
+``.usd``/``.usda``/``.usdc`` → USD (usd.py); ``.mdd``/``.pc2`` → a point cache for the
+input's own mesh (pointcache.py); ``.mp4``/``.gif`` → a rendered preview; a path without a
+suffix (or ``--format obj|ply``) → a folder of per-frame meshes.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from ..errors import UsageError
 from ..io.asset import Asset
 from ..io.mesh import Z_UP_TO_Y_UP
 
-OUTPUT_FORMATS = ("glb", "gltf", "usd", "usda", "usdc", "mdd", "pc2", "obj", "ply", "mp4",
-                  "gif")
-_BY_SUFFIX = {".glb": "glb", ".gltf": "gltf", ".usd": "usd", ".usda": "usda", ".usdc": "usdc",
-              ".mdd": "mdd", ".pc2": "pc2", ".mp4": "mp4", ".gif": "gif"}
+OUTPUT_FORMATS = ("glb", "gltf", "html", "usd", "usda", "usdc", "mdd", "pc2", "obj", "ply",
+                  "mp4", "gif")
+_BY_SUFFIX = {".glb": "glb", ".gltf": "gltf", ".html": "html", ".htm": "html", ".usd": "usd",
+              ".usda": "usda", ".usdc": "usdc", ".mdd": "mdd", ".pc2": "pc2", ".mp4": "mp4",
+              ".gif": "gif"}
 USD_FORMATS = ("usd", "usda", "usdc")
 ONE_MOTION = "holds one motion; wrote the first"  # frame folders, USD and point caches
 
@@ -43,6 +44,7 @@ class ExportOptions:
     root_matrix: np.ndarray | None = None  # above non-glTF assets in glTF output (None: a
     # Z-up file turned to +Y up, see write_animated)
     metres_per_unit: float = 1.0  # metres of one file unit, as the run read them (USD metadata)
+    caption: str = ""  # a line saying what the clip is (the web page shows it)
 
 
 @dataclass
@@ -67,15 +69,16 @@ def output_format(path: Path, fmt: str | None = None) -> str:
         return "obj"  # a folder of frames
     if suffix in (".obj", ".ply"):  # a mesh file holds one frame, not a motion
         raise UsageError(f"{path}: an animation is not one {suffix} file; write its frames to a "
-                         f"folder (-o NAME «format» {suffix[1:]}) or use .glb, .gltf, .usd, "
-                         ".mdd, .pc2, .mp4 or .gif")
+                         f"folder (-o NAME «format» {suffix[1:]}) or use .glb, .gltf, .html, "
+                         ".usd, .mdd, .pc2, .mp4 or .gif")
     if suffix in (".png", ".jpg", ".jpeg"):  # one picture of a motion: preview draws it
         raise UsageError(f"{path}: an animation is not one image; write it (e.g. -o "
                          f"{path.with_suffix('.glb').name}), then `neurok preview "
                          f"{path.with_suffix('.glb').name} -o {path.with_suffix('.png').name} "
                          "«at» SECONDS` draws a frame of it")
     raise UsageError(f"{path}: cannot tell the output format from '{suffix}'; use .glb, .gltf, "
-                     ".usd, .usda, .usdc, .mdd, .pc2, .mp4, .gif, a folder name, or «format»")
+                     ".html, .usd, .usda, .usdc, .mdd, .pc2, .mp4, .gif, a folder name, or "
+                     "«format»")
 
 
 def check_output(path: str | Path, fmt: str | None = None, *, renderer: str | None = None
@@ -128,6 +131,14 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
         return ExportResult(path, fmt, rep.bytes, details, rep.warnings)
     warnings = [f"{fmt} output {ONE_MOTION}"] if len(motions) > 1 and fmt not in (
         "glb", "gltf", "mp4", "gif") else []
+    if fmt == "html":
+        from .page import write_page
+
+        size, details = write_page(asset, motions, path, fps=fps, caption=opts.caption,
+                                   encoding=opts.encoding, tolerance=opts.tolerance,
+                                   max_targets=opts.max_targets, names=opts.names,
+                                   root_matrix=opts.root_matrix, bones=opts.bones)
+        return ExportResult(path, fmt, size, details, warnings)
     if fmt in USD_FORMATS:
         from ..io.usd import write_usd
 

@@ -236,7 +236,9 @@ def _simulate_body(cfg: SimulateConfig, asset, frame, progress) -> SimulateRepor
     welded_frames = frames / frame.size_m
     file_frames = frame.from_canonical(welded_frames)[:, welded.index]
     out = export_motion(asset, [file_frames], cfg.output, fps=cfg.fps,
-                        options=replace(cfg.export, metres_per_unit=frame.size_m / frame.extent))
+                        options=replace(cfg.export, metres_per_unit=frame.size_m / frame.extent,
+                                        caption=f"{Path(cfg.input).name}: the physics "
+                                                "engine (neurok simulate)"))
     sim_s = max(result.times[-1], 1e-9)
     return SimulateReport(
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),
@@ -345,7 +347,9 @@ def _simulate_rig(cfg: SimulateConfig, asset, frame, rigged) -> SimulateReport:
     frames = frames - np.array([0.0, at.back, 0.0])
     file_frames = frame.from_canonical(frames / frame.size_m)[:, at.pieces.index]
     out = export_motion(asset, [file_frames], cfg.output, fps=cfg.fps,
-                        options=replace(cfg.export, metres_per_unit=frame.size_m / frame.extent))
+                        options=replace(cfg.export, metres_per_unit=frame.size_m / frame.extent,
+                                        caption=f"{Path(cfg.input).name}: the physics "
+                                                "engine (neurok simulate)"))
     rows = joint_rows(link, result.joints, np.array(speeds))
     return SimulateReport(
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),

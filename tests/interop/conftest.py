@@ -7,6 +7,10 @@ of one of ours, and every one of ours within it of one of theirs.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -38,9 +42,32 @@ def assert_same_motion(theirs: np.ndarray, ours: np.ndarray, who: str) -> float:
     return error
 
 
+def run_chromium(script: Path, *args: str) -> dict:
+    """The JSON a tools/ script that drives headless Chromium prints (skips, or fails on CI,
+    where node, the npm packages or Chromium are missing)."""
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    missing = [what for what, ok in [
+        ("node", shutil.which("node")),
+        ("npm packages (npm ci --prefix tools)",
+         (ROOT / "tools" / "node_modules" / "three").is_dir()
+         and (ROOT / "tools" / "node_modules" / "playwright-core").is_dir()),
+        (f"Chromium at {chromium} (apt-get install chromium)", Path(chromium).is_file()),
+    ] if not ok]
+    if missing:
+        message = f"{script.name} needs " + ", ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    proc = subprocess.run(["node", str(script), *args], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
 SOURCES = {"blob.glb": "blob", "blob.usdc": "blob", "truck.glb": "truck",
            "blob_bones.glb": "blob", "truck_bones.glb": "truck",
-           "blob_meshopt.glb": "blob", "truck_bones_meshopt.glb": "truck"}
+           "blob_meshopt.glb": "blob", "truck_bones_meshopt.glb": "truck",
+           "blob.html": "blob", "truck.html": "truck"}
 
 
 @pytest.fixture(scope="session")

@@ -10,10 +10,6 @@ the tests skip locally and fail in CI.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +17,7 @@ import pytest
 
 from neurok_cli.io.gltf import read_animated
 from tests.conftest import ROOT
-from tests.interop.conftest import FPS, FRAMES, assert_same_motion
+from tests.interop.conftest import FPS, FRAMES, assert_same_motion, run_chromium
 
 SCRIPT = ROOT / "tools" / "three_frames.mjs"
 # key times, and ones between keys where both sides interpolate
@@ -32,23 +28,7 @@ pytestmark = pytest.mark.slow
 
 def three_positions(path: Path, mode: str, times: list[float] = TIMES) -> np.ndarray:
     """(T, N, 3) world positions three.js computes when playing the file (``mode`` first|all)."""
-    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    missing = [what for what, ok in [
-        ("node", shutil.which("node")),
-        ("npm packages (npm ci --prefix tools)",
-         (ROOT / "tools" / "node_modules" / "three").is_dir()
-         and (ROOT / "tools" / "node_modules" / "playwright-core").is_dir()),
-        (f"Chromium at {chromium} (apt-get install chromium)", Path(chromium).is_file()),
-    ] if not ok]
-    if missing:
-        message = "three.js test needs " + ", ".join(missing)
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    proc = subprocess.run(["node", str(SCRIPT), str(path), mode, *map(repr, times)],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout)
+    result = run_chromium(SCRIPT, str(path), mode, *map(repr, times))
     assert result["times"] == times
     return np.asarray(result["positions"], np.float64).reshape(len(times), -1, 3)
 

@@ -1,0 +1,136 @@
+"""The clip as one web page (``-o clip.html``): its GLB played by three.js, offline.
+
+Everything is in the file: Chromium refuses module scripts and fetches from ``file://``, so
+three.js (r181, vendored in ``web/`` with its MIT licence, which the page repeats, and
+meshoptimizer's decoder that ships with it, MIT) goes in as ``data:`` modules named by an
+import map, the GLB as base64, meshopt-compressed (io/gltf/meshopt.py: the milk truck's page
+4.7 MB where it was 7.3), and the page's own module (``web/page.js``) inline. The two
+imports that name a sibling file (three.js's core, the glTF loader's geometry utilities) are
+renamed to import-map names as the page is written.
+
+The framing is ``neurok preview``'s (``raster.frame_scene``: every frame in view, the floor
+at the clip's lowest point) and so are the lights' colours (``raster.Lighting``); the camera
+orbits with the mouse or a finger. Play, pause, reset and a time slider; the caption says
+what the clip is. docs/design.md#the-page says what the page holds and what it does not yet.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from ..io.asset import Asset
+from ..io.atomic import atomic_path
+
+WEB = Path(__file__).parent / "web"
+MODULES = {  # import-map name -> vendored file
+    "three": "three.module.min.js",
+    "three/core": "three.core.min.js",
+    "three/addons/loaders/GLTFLoader.js": "GLTFLoader.js",
+    "three/addons/utils/BufferGeometryUtils.js": "BufferGeometryUtils.js",
+    "three/addons/controls/OrbitControls.js": "OrbitControls.js",
+    "three/addons/libs/meshopt_decoder.module.js": "meshopt_decoder.module.js",
+}
+RENAMES = {  # sibling imports, as three.js 0.181 writes them, -> import-map names
+    "three.module.min.js": ('from"./three.core.min.js"', 'from"three/core"'),
+    "GLTFLoader.js": ("from '../utils/BufferGeometryUtils.js'",
+                      "from 'three/addons/utils/BufferGeometryUtils.js'"),
+}
+
+
+def _module(file: str) -> str:
+    """A vendored module as a ``data:`` URL, its sibling import renamed."""
+    text = (WEB / file).read_text(encoding="utf-8")
+    if file in RENAMES:
+        old, new = RENAMES[file]
+        if old not in text:  # a three.js update moved it: the page would not load
+            raise RuntimeError(f"render/web/{file}: no {old!r} to rename")
+        text = text.replace(old, new)
+    return "data:text/javascript;base64," + base64.b64encode(text.encode()).decode()
+
+
+def _framing(frames: np.ndarray) -> dict:
+    """``neurok preview``'s camera target, size and floor for world frames (T, N, 3)."""
+    from .raster import Lighting, frame_scene
+    from .renderer import Camera
+
+    cam = Camera()
+    scene = frame_scene([frames], cam.width, cam.height, azimuth=cam.azimuth,
+                        elevation=cam.elevation, fov_y=cam.fov_y)
+    light = Lighting()
+    lo, hi = frames.reshape(-1, 3).min(axis=0), frames.reshape(-1, 3).max(axis=0)
+    return {"centre": [float(x) for x in scene.center],
+            "radius": float(np.linalg.norm(hi - lo)) / 2.0 or 1.0,
+            "ground": scene.ground_y if scene.ground else None,
+            "azimuth": cam.azimuth, "elevation": cam.elevation, "fov": cam.fov_y,
+            "lighting": {**{k: v for k, v in asdict(light).items()
+                            if k in ("key", "sky", "bounce", "background")},
+                         "ground": light.ground_albedo}}
+
+
+def page_html(glb: bytes, frames: np.ndarray, *, title: str, caption: str) -> str:
+    """The page for the GLB ``glb`` whose played clip has world frames ``frames`` (T, N, 3)."""
+    imports = {name: _module(file) for name, file in MODULES.items()}
+    config = json.dumps({**_framing(frames), "caption": caption}).replace("</", "<\\/")
+    script = (WEB / "page.js").read_text(encoding="utf-8")
+    licence = (WEB / "THREE_LICENSE").read_text(encoding="utf-8").replace("--", "- -")
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<style>
+html, body {{ margin: 0; height: 100%; overflow: hidden; font: 14px system-ui, sans-serif; }}
+#view {{ position: fixed; inset: 0; touch-action: none; }}
+#bar {{ position: fixed; left: 0; right: 0; bottom: 0; display: flex; gap: 10px;
+  align-items: center; padding: 8px 12px; background: rgba(255, 255, 255, 0.8); }}
+#time {{ flex: 1; min-width: 80px; }}
+#clock {{ font-variant-numeric: tabular-nums; }}
+#caption {{ color: #333; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
+</style>
+<script type="importmap">{json.dumps({"imports": imports})}</script>
+</head>
+<body>
+<div id="view"></div>
+<div id="bar"><button id="play">Pause</button><button id="reset">Reset</button>
+<input id="time" type="range" min="0" max="1" step="0.001" value="0" aria-label="time">
+<span id="clock"></span><span id="caption">{html.escape(caption)}</span></div>
+<script type="application/json" id="neurok-config">{config}</script>
+<script type="text/plain" id="neurok-model">{base64.b64encode(glb).decode()}</script>
+<script type="module">
+{script}
+</script>
+<!-- three.js r181 (https://threejs.org), inlined above:
+{licence}
+meshoptimizer's decoder (https://github.com/zeux/meshoptimizer), inlined above, is MIT
+licensed too: Copyright (c) 2016-2024 Arseny Kapoulkine. -->
+</body>
+</html>
+"""
+
+
+def write_page(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *, fps: float,
+               caption: str, **gltf) -> tuple[int, dict]:
+    """Write ``motions[0]`` ((T, N, 3) file-frame positions of ``asset.vertices``) as a page
+    at ``path`` (atomically); ``gltf``: write_animated's options for the GLB inside.
+    Returns the page's size in bytes and the GLB writer's details."""
+    from ..io.gltf import read_animated, write_animated
+
+    with tempfile.TemporaryDirectory() as tmp:
+        glb = Path(tmp) / "clip.glb"
+        rep = write_animated(asset, list(motions[:1]), glb, fps=fps, meshopt=True, **gltf)
+        played = read_animated(glb, fps=fps, animations=[0]).frames
+        text = page_html(glb.read_bytes(), played, title=f"{Path(path).stem} (neurok)",
+                         caption=caption)
+    with atomic_path(path) as out:
+        out.write_text(text, encoding="utf-8")
+    return Path(path).stat().st_size, {"targets": rep.targets, "encoding": rep.encoding,
+                                       "max_error": rep.max_error}
