@@ -1,0 +1,44 @@
+// Frame times of a page `neurok animate X -o x.html` wrote, playing in headless Chromium.
+//
+//   node tools/page_frames.mjs PAGE.html SECONDS [WIDTH HEIGHT]
+//
+// Opens the page from file:// (WebGL from SwiftShader, Chromium's software renderer, unless
+// the machine gives Chromium a GPU), plays the clip from its start and records the interval
+// between requestAnimationFrame callbacks for SECONDS. Prints JSON: {frames, intervals_ms}.
+
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import { chromium } from "playwright-core";
+
+const [file, secondsArg, w = "800", h = "600"] = process.argv.slice(2);
+if (!file || !secondsArg) {
+  console.error("usage: node page_frames.mjs PAGE.html SECONDS [WIDTH HEIGHT]");
+  process.exit(2);
+}
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+         "--disable-background-networking"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: Number(w), height: Number(h) } });
+  await page.goto(pathToFileURL(resolve(file)).href);
+  await page.waitForFunction(() => window.neurok && (window.neurok.ready || window.neurok.error),
+                             null, { timeout: 300000 });
+  const intervals = await page.evaluate((seconds) => new Promise((done) => {
+    window.neurok.seek(0);
+    window.neurok.play();
+    const out = [];
+    let last = null;
+    const end = performance.now() + 1000 * seconds;
+    const tick = (now) => {
+      if (last !== null) out.push(now - last);
+      last = now;
+      if (now < end) requestAnimationFrame(tick); else done(out);
+    };
+    requestAnimationFrame(tick);
+  }), Number(secondsArg));
+  console.log(JSON.stringify({ frames: intervals.length, intervals_ms: intervals }));
+} finally {
+  await browser.close();
+}
