@@ -107,6 +107,12 @@ def _quantize(doc: GltfDocument, g: pygltflib.GLTF2, uses: dict[int, list[tuple[
     for ni, node in enumerate(g.nodes):
         if node.mesh is not None:
             shown.setdefault(node.mesh, []).append(ni)
+    owners: dict[int, set[int]] = {}  # the meshes each vertex accessor serves
+    for mi, mesh in enumerate(g.meshes):
+        for p in mesh.primitives:
+            for attrs in [p.attributes, *(p.targets or [])]:
+                for a in _attributes(attrs).values():
+                    owners.setdefault(a, set()).add(mi)
     out: dict[int, bytes] = {}
     for mi, nodes in shown.items():
         node = g.nodes[nodes[0]]
@@ -117,8 +123,9 @@ def _quantize(doc: GltfDocument, g: pygltflib.GLTF2, uses: dict[int, list[tuple[
         prims = g.meshes[mi].primitives
         base = {p.attributes.POSITION for p in prims} - {None}
         deltas = {t.POSITION for p in prims for t in p.targets or [] if t.POSITION is not None}
-        if not base or base & deltas or not all(_alone(g, a, uses) for a in base | deltas):
-            continue
+        if not base or base & deltas or not all(
+                _alone(g, a, uses) and owners[a] == {mi} for a in base | deltas):
+            continue  # (an accessor another mesh shares would lose that mesh's placement)
         rest = np.concatenate([doc.accessor(a) for a in sorted(base)]).astype(np.float64)
         centre = (rest.min(axis=0) + rest.max(axis=0)) / 2
         reach = max(np.abs(rest - centre).max(),
@@ -133,7 +140,7 @@ def _quantize(doc: GltfDocument, g: pygltflib.GLTF2, uses: dict[int, list[tuple[
         # normals' deltas to 8 bits, as gltfpack writes them: 0.5 degrees
         turns = {t.NORMAL for p in prims for t in p.targets or [] if t.NORMAL is not None}
         for a in turns - base - deltas:
-            if _alone(g, a, uses):
+            if _alone(g, a, uses) and owners[a] == {mi}:
                 x = np.clip(doc.accessor(a), -1.0, 1.0)
                 _replace(g, a, np.rint(x * 127).astype(np.int8), out, normalized=True)
         node.translation, node.scale = centre.tolist(), [step] * 3

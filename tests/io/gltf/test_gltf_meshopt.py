@@ -134,3 +134,27 @@ def test_quantized_meshes_stay_where_they_were_and_placed_ones_stay_float(tmp_pa
     lo, hi = after.offsets[part], after.offsets[part + 1]
     shift[lo:hi, 1] = 0.5
     assert np.abs(after.vertices - shift - before.vertices).max() / diag < 5e-5
+
+
+def test_a_mesh_sharing_its_positions_with_a_placed_mesh_stays_float(tmp_path):
+    """Quantizing a shared accessor would put the other mesh's vertices off its grid."""
+    import copy
+
+    _, plain = _clip(tmp_path, "compact", False)
+    doc = load_document(plain)
+    g = doc.gltf
+    mesh = copy.deepcopy(g.meshes[0])
+    for p in mesh.primitives:
+        p.targets = None
+    g.meshes.append(mesh)
+    g.nodes.append(type(g.nodes[0])(mesh=len(g.meshes) - 1, translation=[0.0, 2.0, 0.0]))
+    g.scenes[0].nodes.append(len(g.nodes) - 1)
+    out, two = tmp_path / "shared.glb", tmp_path / "two.glb"
+    compress(doc).save_glb(out)
+    doc.save_glb(two)
+    back = load_document(out)
+    shared = back.gltf.meshes[0].primitives[0].attributes.POSITION
+    assert back.gltf.accessors[shared].componentType == 5126
+    before, after = load_mesh(two), load_mesh(out)
+    diag = float(np.linalg.norm(np.ptp(before.vertices, axis=0)))
+    assert np.abs(after.vertices - before.vertices).max() / diag < 5e-5
