@@ -67,7 +67,7 @@ Encoding = Annotated[str, Opt(
     panel=OUTPUT, metavar=choices(*GLTF_ENCODINGS),
     help="glTF encoding of the motion: morph targets (compact: as few as keep every vertex "
          "within 0.1 % of the size; exact: one a frame) or bones (a skin of --bones joints, "
-         "what game engines play).")]
+         "what game engines play; in USD, a UsdSkel skeleton instead of point samples).")]
 Bones = Annotated[int | None, Opt(
     panel=OUTPUT, metavar="N", show_default="32, doubled up to 128 while the mean error is "
     "above 0.3 % of the size", help=ranged("Joints of the bones encoding.", "bones"))]

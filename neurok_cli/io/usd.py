@@ -6,6 +6,12 @@ vertex, turned with the welded surface so UV seams stay smooth) and ``extent``; 
 triangles; ``primvars:st`` where the file has UVs (flipped to USD's v-up convention); and a
 ``displayColor`` from each part's base colour (per face where parts differ).
 
+With ``skin`` (``--encoding bones``) the motion is a UsdSkel skeleton instead of point
+samples (io/skinning.py's decomposition, as the glTF bones encoding writes it): ``/Root`` is
+a ``SkelRoot`` holding a ``Skeleton`` of sibling joints bound at their rest centres, a
+``SkelAnimation`` of their time-sampled translations and rotations, and the mesh at rest
+with four ``skel:jointIndices`` and ``skel:jointWeights`` a vertex.
+
 Positions stay in the file's own axes and units, as every output writes them; the stage's
 metadata says what they are: ``upAxis`` the file's up axis (Y, or Z for a Z-up file) and
 ``metersPerUnit`` the metres of one file unit the run used (1 for glTF; for an OBJ, PLY or
@@ -75,10 +81,12 @@ def _colours(asset: Asset) -> tuple[np.ndarray, str]:
 
 
 def write_usd(asset: Asset, frames: np.ndarray, path: str | Path, *, fps: float,
-              metres_per_unit: float = 1.0, fmt: str = "usd") -> int:
+              metres_per_unit: float = 1.0, fmt: str = "usd", skin: bool = False,
+              bones: int | None = None) -> tuple[int, dict]:
     """Write (T, N, 3) positions of ``asset.vertices`` (file frame and units) as USD: text for
-    ``.usda`` or ``fmt`` "usda", crate (binary) for ``.usdc`` and otherwise. Returns the bytes.
-    """
+    ``.usda`` or ``fmt`` "usda", crate (binary) for ``.usdc`` and otherwise; ``skin``: as a
+    UsdSkel skeleton of ``bones`` joints (None: as the clip needs them). Returns the bytes
+    and what was written (frames; the skin's joints and mean error)."""
     Gf, Sdf, Usd, UsdGeom, Vt = _pxr()
     path = Path(path)
     frames = np.asarray(frames, np.float64)
@@ -93,7 +101,13 @@ def write_usd(asset: Asset, frames: np.ndarray, path: str | Path, *, fps: float,
         stage.SetEndTimeCode(len(frames) - 1)
         stage.SetTimeCodesPerSecond(fps)
         stage.SetFramesPerSecond(fps)
-        root = UsdGeom.Xform.Define(stage, "/Root")
+        details: dict = {"frames": len(frames)}
+        if skin:
+            from pxr import UsdSkel
+
+            root = UsdSkel.Root.Define(stage, "/Root")
+        else:
+            root = UsdGeom.Xform.Define(stage, "/Root")
         stage.SetDefaultPrim(root.GetPrim())
         mesh = UsdGeom.Mesh.Define(stage, f"/Root/{_prim_name(asset.path.stem)}")
         mesh.CreateSubdivisionSchemeAttr(UsdGeom.Tokens.none)  # the triangles as they are
@@ -103,12 +117,15 @@ def write_usd(asset: Asset, frames: np.ndarray, path: str | Path, *, fps: float,
         mesh.SetNormalsInterpolation(UsdGeom.Tokens.vertex)
         points, normals, extent = (mesh.CreatePointsAttr(), mesh.CreateNormalsAttr(),
                                    mesh.CreateExtentAttr())
+        if skin:
+            details.update(_write_skin(stage, mesh, asset, frames, bones))
+            frames = frames[:1]  # the mesh at rest, the skeleton moves it
         for t, (x, n) in enumerate(zip(frames, _normals(asset, frames))):
             x32 = x.astype(np.float32)
-            points.Set(Vt.Vec3fArray.FromNumpy(x32), Usd.TimeCode(t))
-            normals.Set(Vt.Vec3fArray.FromNumpy(n), Usd.TimeCode(t))
-            extent.Set(Vt.Vec3fArray.FromNumpy(np.stack([x32.min(0), x32.max(0)])),
-                       Usd.TimeCode(t))
+            at = Usd.TimeCode.Default() if skin else Usd.TimeCode(t)
+            points.Set(Vt.Vec3fArray.FromNumpy(x32), at)
+            normals.Set(Vt.Vec3fArray.FromNumpy(n), at)
+            extent.Set(Vt.Vec3fArray.FromNumpy(np.stack([x32.min(0), x32.max(0)])), at)
         if all(p.uvs is not None for p in asset.parts):
             uv = np.concatenate([p.uvs for p in asset.parts]).astype(np.float32)
             st = UsdGeom.PrimvarsAPI(mesh).CreatePrimvar(
@@ -118,4 +135,43 @@ def write_usd(asset: Asset, frames: np.ndarray, path: str | Path, *, fps: float,
         mesh.CreateDisplayColorPrimvar(interpolation).Set(Vt.Vec3fArray.FromNumpy(colour))
         layer.Save()
         del stage, layer
-    return path.stat().st_size
+    return path.stat().st_size, details
+
+
+def _write_skin(stage, mesh, asset: Asset, frames: np.ndarray, bones: int | None) -> dict:
+    """The frames as a UsdSkel skeleton bound to ``mesh`` (whose points are the rest pose,
+    ``frames[0]``): each joint's bind transform its rest centre, its animation where it is
+    and how it has turned, so that R_j(t) (x - c_j) + p_j(t) = R_j(t) x + t_j(t)."""
+    from pxr import Gf, UsdSkel, Vt
+
+    from .skinning import decompose
+
+    welded = asset.welded()
+    rest = frames[0]
+    skin = decompose(rest, frames, welded.faces, bones=bones, index=welded.index)
+    names = [f"joint{j}" for j in range(skin.bones)]
+    root = mesh.GetPrim().GetParent().GetPath()
+    skeleton = UsdSkel.Skeleton.Define(stage, root.AppendChild("Skeleton"))
+    skeleton.CreateJointsAttr(names)
+    bind = [Gf.Matrix4d(1.0).SetTranslate(Gf.Vec3d(*map(float, c))) for c in skin.centres]
+    skeleton.CreateBindTransformsAttr(Vt.Matrix4dArray(bind))
+    skeleton.CreateRestTransformsAttr(Vt.Matrix4dArray(bind))
+    anim = UsdSkel.Animation.Define(stage, skeleton.GetPath().AppendChild("Motion"))
+    anim.CreateJointsAttr(names)
+    moved, turned = anim.CreateTranslationsAttr(), anim.CreateRotationsAttr()
+    anim.CreateScalesAttr().Set(Vt.Vec3hArray.FromNumpy(np.ones((skin.bones, 3), np.float16)))
+    for t in range(len(frames)):
+        moved.Set(Vt.Vec3fArray.FromNumpy(skin.translations[t].astype(np.float32)), t)
+        q = skin.rotations[t]  # (x, y, z, w) -> USD's (w, x, y, z)
+        turned.Set(Vt.QuatfArray([Gf.Quatf(float(w), float(x), float(y), float(z))
+                                  for x, y, z, w in q]), t)
+    UsdSkel.BindingAPI.Apply(skeleton.GetPrim()).CreateAnimationSourceRel().SetTargets(
+        [anim.GetPath()])
+    binding = UsdSkel.BindingAPI.Apply(mesh.GetPrim())
+    binding.CreateSkeletonRel().SetTargets([skeleton.GetPath()])
+    binding.CreateJointIndicesPrimvar(False, 4).Set(
+        Vt.IntArray.FromNumpy(skin.joints.astype(np.int32).reshape(-1)))
+    binding.CreateJointWeightsPrimvar(False, 4).Set(
+        Vt.FloatArray.FromNumpy(skin.weights.astype(np.float32).reshape(-1)))
+    binding.CreateGeomBindTransformAttr(Gf.Matrix4d(1.0))
+    return {"bones": skin.bones, "mean_error": skin.mean_error, "max_error": skin.max_error}

@@ -142,9 +142,10 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
     if fmt in USD_FORMATS:
         from ..io.usd import write_usd
 
-        size = write_usd(asset, motions[0], path, fps=fps, metres_per_unit=opts.metres_per_unit,
-                         fmt=fmt)
-        return ExportResult(path, fmt, size, {"frames": len(motions[0])}, warnings)
+        size, details = write_usd(asset, motions[0], path, fps=fps,
+                                  metres_per_unit=opts.metres_per_unit, fmt=fmt,
+                                  skin=opts.encoding == "bones", bones=opts.bones)
+        return ExportResult(path, fmt, size, details, warnings)
     if fmt in ("mdd", "pc2"):
         from ..io.pointcache import write_point_cache
 

@@ -67,7 +67,7 @@ def run_chromium(script: Path, *args: str) -> dict:
 SOURCES = {"blob.glb": "blob", "blob.usdc": "blob", "truck.glb": "truck",
            "blob_bones.glb": "blob", "truck_bones.glb": "truck",
            "blob_meshopt.glb": "blob", "truck_bones_meshopt.glb": "truck",
-           "blob.html": "blob", "truck.html": "truck"}
+           "blob.html": "blob", "truck.html": "truck", "blob_bones.usdc": "blob"}
 
 
 @pytest.fixture(scope="session")

@@ -70,3 +70,24 @@ def test_blender_reads_our_usd(made):
     ours = np.stack([np.asarray(mesh.GetPointsAttr().Get(f), np.float64) for f in FRAMES])
     ours *= UsdGeom.GetStageMetersPerUnit(stage)
     assert_same_motion(blender_positions(path), ours, "Blender")
+
+
+def test_blender_plays_our_usd_skeleton(made):
+    """`--encoding bones` to USD: Blender's armature moves the mesh as USD's own skinning
+    (UsdSkel) does."""
+    from pxr import Usd, UsdGeom, UsdSkel
+
+    path = made("blob_bones.usdc")
+    stage = Usd.Stage.Open(str(path))
+    cache = UsdSkel.Cache()
+    cache.Populate(UsdSkel.Root(stage.GetPrimAtPath("/Root")), Usd.TraverseInstanceProxies())
+    (mesh,) = [p for p in stage.Traverse() if p.IsA(UsdGeom.Mesh)]
+    skel = cache.GetSkelQuery(UsdSkel.Skeleton(stage.GetPrimAtPath("/Root/Skeleton")))
+    skinning = cache.GetSkinningQuery(mesh)
+    ours = []
+    for f in FRAMES:
+        points = UsdGeom.Mesh(mesh).GetPointsAttr().Get()
+        skinning.ComputeSkinnedPoints(skel.ComputeSkinningTransforms(f), points, f)
+        ours.append(np.asarray(points, np.float64))
+    ours = np.stack(ours) * UsdGeom.GetStageMetersPerUnit(stage)
+    assert_same_motion(blender_positions(path), ours, "Blender")
