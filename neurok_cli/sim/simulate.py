@@ -201,6 +201,12 @@ def simulate(cfg: SimulateConfig, *, progress: Callable[[float], None] | None = 
     return _simulate_body(cfg, asset, frame, progress)
 
 
+def _options(cfg: SimulateConfig, frame) -> ExportOptions:
+    """How the run's output is written: the file's units, and the page's caption."""
+    return replace(cfg.export, metres_per_unit=frame.size_m / frame.extent,
+                   caption=f"{Path(cfg.input).name}: the physics engine (neurok simulate)")
+
+
 def _simulate_body(cfg: SimulateConfig, asset, frame, progress) -> SimulateReport:
     """A soft body, cloth or beam in the engine (``simulate``'s deformable path)."""
     welded = asset.welded()
@@ -236,9 +242,7 @@ def _simulate_body(cfg: SimulateConfig, asset, frame, progress) -> SimulateRepor
     welded_frames = frames / frame.size_m
     file_frames = frame.from_canonical(welded_frames)[:, welded.index]
     out = export_motion(asset, [file_frames], cfg.output, fps=cfg.fps,
-                        options=replace(cfg.export, metres_per_unit=frame.size_m / frame.extent,
-                                        caption=f"{Path(cfg.input).name}: the physics "
-                                                "engine (neurok simulate)"))
+                        options=_options(cfg, frame))
     sim_s = max(result.times[-1], 1e-9)
     return SimulateReport(
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),
@@ -347,9 +351,7 @@ def _simulate_rig(cfg: SimulateConfig, asset, frame, rigged) -> SimulateReport:
     frames = frames - np.array([0.0, at.back, 0.0])
     file_frames = frame.from_canonical(frames / frame.size_m)[:, at.pieces.index]
     out = export_motion(asset, [file_frames], cfg.output, fps=cfg.fps,
-                        options=replace(cfg.export, metres_per_unit=frame.size_m / frame.extent,
-                                        caption=f"{Path(cfg.input).name}: the physics "
-                                                "engine (neurok simulate)"))
+                        options=_options(cfg, frame))
     rows = joint_rows(link, result.joints, np.array(speeds))
     return SimulateReport(
         output=cfg.output, frames=len(file_frames), fps=cfg.fps, vertices=len(asset.vertices),

@@ -190,9 +190,9 @@ class GltfDocument:
         doc.pop("buffers", None)
         if buffer is not None:
             doc["buffers"] = [buffer]
-        if self.fallback:
-            doc["buffers"] = [buffer or {"byteLength": 0}, {"byteLength": self.fallback,
-                              "extensions": {EXTENSION: {"fallback": True}}}]
+        if self.fallback:  # (compressed data is in the blob: buffer 0 is there)
+            doc["buffers"].append({"byteLength": self.fallback,
+                                   "extensions": {EXTENSION: {"fallback": True}}})
         return json.dumps(doc, separators=(",", ":"), allow_nan=False)
 
     def glb_head(self) -> bytes:

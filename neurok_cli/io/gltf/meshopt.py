@@ -126,14 +126,13 @@ def _quantize(doc: GltfDocument, g: pygltflib.GLTF2, uses: dict[int, list[tuple[
         if not base or base & deltas or not all(
                 _alone(g, a, uses) and owners[a] == {mi} for a in base | deltas):
             continue  # (an accessor another mesh shares would lose that mesh's placement)
-        rest = np.concatenate([doc.accessor(a) for a in sorted(base)]).astype(np.float64)
+        data = {a: doc.accessor(a).astype(np.float64) for a in base | deltas}
+        rest = np.concatenate([data[a] for a in sorted(base)])
         centre = (rest.min(axis=0) + rest.max(axis=0)) / 2
         reach = max(np.abs(rest - centre).max(),
-                    max((np.abs(doc.accessor(a)).max(initial=0.0) for a in deltas), default=0),
-                    1e-30)
+                    max((np.abs(data[a]).max(initial=0.0) for a in deltas), default=0), 1e-30)
         step = float(reach) / 32767
-        for a in base | deltas:
-            x = doc.accessor(a).astype(np.float64)
+        for a, x in data.items():
             q = np.rint((x - centre if a in base else x) / step).astype(np.int16)
             _replace(g, a, q, out, normalized=False)
             g.accessors[a].min, g.accessors[a].max = q.min(axis=0).tolist(), q.max(axis=0).tolist()
@@ -268,7 +267,8 @@ def decode_views(doc: GltfDocument, starts: list[int], name: str) -> set[int]:
         ext = (view.extensions or {}).get(EXTENSION)
         if ext is None:
             continue
-        data = _decode(doc, starts, ext, f"{name}: bufferView {i}'s {EXTENSION}")
+        data = _decode(doc, starts, ext, view.byteLength,
+                       f"{name}: bufferView {i}'s {EXTENSION}")
         doc.blob.extend(b"\0" * (-len(doc.blob) % 4))
         view.byteOffset, view.buffer = len(doc.blob), 0
         view.byteLength = len(data)
@@ -282,7 +282,10 @@ def decode_views(doc: GltfDocument, starts: list[int], name: str) -> set[int]:
     return decoded
 
 
-def _decode(doc: GltfDocument, starts: list[int], ext: object, where: str) -> bytes:
+def _decode(doc: GltfDocument, starts: list[int], ext: object, length_out: int, where: str
+            ) -> bytes:
+    """A compressed view's data, decoded; ``length_out``: the bytes its bufferView says it
+    holds, which the extension's rows must fill (a corrupt count would ask for any size)."""
     if not isinstance(ext, dict):
         raise InputError(f"{where} must be an object")
     b, offset, length = ext.get("buffer"), ext.get("byteOffset", 0), ext.get("byteLength")
@@ -293,6 +296,9 @@ def _decode(doc: GltfDocument, starts: list[int], ext: object, where: str) -> by
             or b >= len(starts) or mode not in MODES or filt not in FILTERS:
         raise InputError(f"{where} is malformed (buffer, byteLength, byteStride, count, "
                          f"mode {mode!r}, filter {filt!r})")
+    if count * stride != length_out:
+        raise InputError(f"{where}: {count} rows of {stride} bytes, where its bufferView "
+                         f"holds {length_out} bytes (corrupt file)")
     start = starts[b] + offset
     if start + length > len(doc.blob):
         raise InputError(f"{where} runs past the end of buffer {b} (truncated or corrupt file)")

@@ -158,3 +158,16 @@ def test_a_mesh_sharing_its_positions_with_a_placed_mesh_stays_float(tmp_path):
     before, after = load_mesh(two), load_mesh(out)
     diag = float(np.linalg.norm(np.ptp(before.vertices, axis=0)))
     assert np.abs(after.vertices - before.vertices).max() / diag < 5e-5
+
+
+def test_a_compressed_view_whose_rows_do_not_fill_its_view_is_refused(tmp_path):
+    """A corrupt count would have the decoder allocate any size."""
+    _, plain = _clip(tmp_path, "compact", False)
+    text = tmp_path / "packed.gltf"
+    compress(load_document(plain)).save_gltf(text)
+    js = json.loads(text.read_text())
+    view = next(v for v in js["bufferViews"] if EXTENSION in v.get("extensions", {}))
+    view["extensions"][EXTENSION]["count"] = 10**9
+    text.write_text(json.dumps(js))
+    with pytest.raises(InputError, match="rows of"):
+        load_document(text)
