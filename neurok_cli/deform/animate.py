@@ -131,11 +131,17 @@ def _to_file(frames: np.ndarray, frame: CanonicalFrame, back: float, index: np.n
     file's) -> the file's vertices (T, N, 3) as float64, C-ordered: the gather and the
     affine map in one compiled pass (a 121-frame clip of 100k vertices is 290 MB a pass;
     NumPy's gather, cast, product and shift took 1.0 s, this 0.24 s)."""
-    m = (frame.extent / frame.size_m) * np.asarray(frame.rotation, np.float64)
-    shift = frame.from_canonical(np.array([0.0, -back, 0.0]) / frame.size_m)
+    m, shift = _file_map(frame, back)
     if frames.shape[0] * len(index) < COMPILED_FROM:  # the penguin's clip: 11 ms
         return np.ascontiguousarray(frames[:, index].astype(np.float64) @ m + shift)
     return _gather_kernel()(np.ascontiguousarray(frames), np.asarray(index, np.int64), m, shift)
+
+
+def _file_map(frame: CanonicalFrame, back: float) -> tuple[np.ndarray, np.ndarray]:
+    """The physics' points (metres, the ground at y = 0, ``back`` above the file's) to the
+    file's: x @ m + shift -> (m (3, 3), shift (3,))."""
+    m = (frame.extent / frame.size_m) * np.asarray(frame.rotation, np.float64)
+    return m, frame.from_canonical(np.array([0.0, -back, 0.0]) / frame.size_m)
 
 
 @functools.cache
@@ -241,7 +247,9 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     options = replace(cfg.export, names=names, metres_per_unit=frame.size_m / frame.extent,
                       caption=f"{Path(cfg.input).name}: {kind}, {frame.size_m:.3g} m, "
                               f"{preset} (neurok animate)")
-    out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options)
+    live = None if motion.model is None else (motion.model, welded.index,
+                                              np.vstack(_file_map(frame, run.back)))
+    out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options, live=live)
     t_end = time.perf_counter()
     st = motion.stats
     timings = {"load": t_load - t0, **{k: float(v) for k, v in st["time"].items()},

@@ -36,6 +36,10 @@ class Elements:
     D: sp.csr_matrix  # (E d, 4H): (D @ Z)[e d + j, c] = dF_e[c, j]
     F0: np.ndarray  # (E, 3, d) rest deformation gradient (the identity, or a sheet's frame)
     measure: np.ndarray  # (E,) volume, m^3 (a sheet's: area x thickness)
+    # what D is built from, for the reduced model's description (deform/reduced_model.py):
+    faces: np.ndarray | None = None  # (E, 3) a sheet's triangles (vertex indices)
+    at: np.ndarray | None = None  # (E, 3) a smooth solid's points ...
+    near: np.ndarray | None = None  # (E, k) ... and the basis points its fit reads
 
     def __post_init__(self):
         self.D = self.D.tocsr()
@@ -144,7 +148,7 @@ def triangles(vertices: np.ndarray, faces: np.ndarray, thickness: float,
     inv = np.linalg.inv(Dm)
     grads = np.concatenate([-inv.sum(axis=1, keepdims=True), inv], axis=1)  # (E, 3, 2)
     return Elements(element_operator(rows_to_z, faces, grads), frame,
-                    0.5 * area2 * thickness * weight)
+                    0.5 * area2 * thickness * weight, faces=faces)
 
 
 class NeoHookean:
@@ -248,6 +252,7 @@ class Bending:
     inv_area: np.ndarray  # (N,)
     rigidity: float  # D, N m
     Q: np.ndarray  # (4H, 4H) D Lr^T A^-1 Lr: the Hessian per coordinate
+    L: sp.csr_matrix  # (N, N) the cotangent Laplacian
 
     @classmethod
     def build(cls, L: sp.spmatrix, area: np.ndarray, vertices: np.ndarray,
@@ -256,7 +261,7 @@ class Bending:
         inv_area = 1.0 / np.maximum(area, 1e-30)
         Lr = (L @ rows_to_z).tocsr()
         Q = rigidity * np.asarray((Lr.T @ sp.diags(inv_area) @ Lr).todense())
-        return cls(Lr, np.asarray(L @ vertices), inv_area, rigidity, Q)
+        return cls(Lr, np.asarray(L @ vertices), inv_area, rigidity, Q, sp.csr_matrix(L))
 
     def turned(self, R: np.ndarray) -> tuple[np.ndarray, float]:
         """With the vertices' rotations R (N, 3, 3) held (lagged a step), the energy is
@@ -274,7 +279,8 @@ class Bending:
 
 
 def smooth_solid(basis_points: np.ndarray, weights: sp.csr_matrix, centres: np.ndarray,
-                 at: np.ndarray, volume: np.ndarray, k: int = 11) -> Elements:
+                 at: np.ndarray, volume: np.ndarray, k: int = 11,
+                 index: np.ndarray | None = None) -> Elements:
     """Cubature points ``at`` (E, 3) of a solid, each standing for ``volume`` (E,), with the
     deformation gradient of the smooth handle field itself: dF = sum_h w_h A_h +
     (A_h (X - c_h) + t_h) grad w_h^T, the weights' gradients fitted by moving least squares
@@ -282,7 +288,8 @@ def smooth_solid(basis_points: np.ndarray, weights: sp.csr_matrix, centres: np.n
     3D grid, where a surface's vertices would be a sheet). Unlike linear tetrahedra, two
     or three across a beam, this does not lock in bending; a wider fit smooths the weights
     and softens it (benchmarks/bench_beam.py: clamped boxes of aspect 5-40 bend within
-    12 % of Euler-Bernoulli at k = 11, 16-18 % too far at k = 16)."""
+    12 % of Euler-Bernoulli at k = 11, 16-18 % too far at k = 16). ``index``: the basis
+    points' own numbers (the Elements keep each point's k nearest by them)."""
     from scipy.spatial import cKDTree
 
     dist, near = cKDTree(basis_points).query(at, k=k)
@@ -317,4 +324,6 @@ def smooth_solid(basis_points: np.ndarray, weights: sp.csr_matrix, centres: np.n
                       shape=(3 * e, 4 * len(centres)))
     D.sum_duplicates()
     F0 = np.broadcast_to(np.eye(3), (e, 3, 3)).copy()
-    return Elements(D, F0, np.asarray(volume, np.float64))
+    near = near if index is None else np.asarray(index)[near]
+    return Elements(D, F0, np.asarray(volume, np.float64), at=np.asarray(at, np.float64),
+                    near=near)

@@ -43,6 +43,7 @@ from .elastic import (
     triangles,
 )
 from .handles import HandleBasis, affine_coords, basis_rows, build_basis, mesh_edges
+from .reduced_model import describe
 from .spec import Motion, MotionConfig
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
@@ -75,6 +76,9 @@ REACH = 0.02  # the ground's candidates: points this x size above it (and their 
 TOUCH = 1 / 16  # the ground touches the surface's points this x size apart at most (a
 # coarse mesh's long triangles get a grid: on its corners alone a box sank and blew up)
 HANDLES = {"soft": 24, "cloth": 32, "beam": 16}  # beams add handles along their length
+CONSTANTS = {"iterations": ITERATIONS, "history": HISTORY, "tolerance": TOLERANCE, "slip": SLIP,
+             "turn": TURN, "penetration": PENETRATION, "reach": REACH, "gust_hz": GUST_HZ}
+# (the step's constants, as the reduced model's description carries them)
 
 
 @dataclass
@@ -184,7 +188,8 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
                              0.5, 2.0))
         keep, weight = cubature(nodes[tets].mean(axis=1), tet_volume, CUBATURE, 3)
         elements = smooth_solid(points[near], basis.weights[near], basis.centres,
-                                nodes[tets[keep]].mean(axis=1), tet_volume[keep] * weight * fill)
+                                nodes[tets[keep]].mean(axis=1), tet_volume[keep] * weight * fill,
+                                index=near)
         point_mass = np.zeros(len(nodes))
         np.add.at(point_mass, tets.reshape(-1), np.repeat(tet_volume / 4, 4))
         mass_rows, law, bending = node_rows, NeoHookean(law_material), None
@@ -473,20 +478,20 @@ class _Contact:
         return Ky, _weighted_gram(self.rows_f, kf)
 
 
-def _material_rows(mech: Mechanics, points: np.ndarray, n: int) -> sp.csr_matrix:
-    """Basis rows (C, 4H) of the surface's points (C, 3): the first ``n`` the vertices' own,
-    the rest the material's: weights blended (inverse distance) from the 4 nearest points
-    the basis knows, the lattice's inside a solid. Rows blended from the triangle's corners
+def _material_weights(mech: Mechanics, points: np.ndarray, n: int) -> sp.csr_matrix:
+    """Basis weights (C, H) of the surface's points (C, 3): the first ``n`` the vertices'
+    own, the rest the material's: blended (inverse distance) from the 4 nearest points the
+    basis knows, the lattice's inside a solid. Weights blended from the triangle's corners
     instead tie a coarse mesh's contact to its few vertices (a box of 8 blew up)."""
+    own = mech.basis.weights[:n]
     if len(points) == n:
-        return mech.vertex_rows.tocsr()
+        return own.tocsr()
     d, near = cKDTree(mech.basis.points).query(points[n:], k=4)
     w = 1.0 / np.maximum(d, 1e-12) ** 2
     w /= w.sum(axis=1, keepdims=True)
     blend = sp.csr_matrix((w.ravel(), (np.repeat(np.arange(len(w)), 4), near.ravel())),
                           shape=(len(w), len(mech.basis.points)))
-    rows = basis_rows((blend @ mech.basis.weights).tocoo(), points[n:], mech.basis.centres)
-    return sp.vstack([mech.vertex_rows, rows]).tocsr()
+    return sp.vstack([own, blend @ mech.basis.weights]).tocsr()
 
 
 def _weighted_gram(rows: sp.csr_matrix, k: np.ndarray) -> np.ndarray:
@@ -504,7 +509,7 @@ class _Step:
         cond = cfg.conditions
         self.mech, self.v, self.h = mech, v, h
         self.size = float(np.ptp(v, axis=0).max())
-        g = np.asarray(cond.gravity, np.float64)
+        self.g = g = np.asarray(cond.gravity, np.float64)
         gmag = max(float(np.linalg.norm(g)), 9.81)
         self.gravity = mech.mass_rows.T @ (mech.point_mass[:, None] * g[None, :])  # (4H, 3)
         self.weight = mech.mass_total * float(np.linalg.norm(g)) * self.size  # J
@@ -512,7 +517,9 @@ class _Step:
         if cond.ground:
             self.touch, area = surface_grid(v, faces, TOUCH * self.size)  # (C, N), (C,)
             self.touch_rest = self.touch @ v
-            self.touch_rows = _material_rows(mech, self.touch_rest, len(v))
+            self.touch_weights = _material_weights(mech, self.touch_rest, len(v))
+            self.touch_rows = basis_rows(self.touch_weights.tocoo(), self.touch_rest,
+                                         mech.basis.centres).tocsr()
             share = mech.mass_total * area / max(area.sum(), 1e-30)
             carried = np.maximum(16 * share, mech.mass_total / FEWEST)  # kg a point may hold
             self.k_contact = carried * gmag / (PENETRATION * self.size)
@@ -821,14 +828,17 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
     V = affine_coords(_skew(spin), np.asarray(cond.velocity) - _skew(spin) @ com, centres)
     V = stepper.constrain(V)
     Z = np.zeros_like(V)
-    pushes = sorted(cond.impulses, key=lambda i: i.time)
+    pushes = [(p.time, _push(mech, v, p)) for p in sorted(cond.impulses, key=lambda i: i.time)]
     frames = np.empty((1, n_frames, len(v), 3))
+    clip = (np.zeros((n_frames, *Z.shape)), np.zeros((n_frames, *Z.shape)))
+    clip[1][0] = V
     energy = {k: np.zeros((n_frames, 1)) for k in
               ("kinetic", "potential", "dissipated", "work", "total")}
     frames[0, 0] = v
     _energies(stepper, Z, V, energy, 0, 0.0, 0.0)
     with threadpool_limits(1, user_api="blas"):  # a few hundred unknowns: threads only wait
-        steps, iters = _integrate(stepper, Z, V, frames, energy, pushes, sub, progress)
+        steps, iters = _integrate(stepper, Z, V, frames, energy, list(pushes), sub, clip,
+                                  progress)
     clock["integrate"] = time.perf_counter()
     if cfg.conditions.ground:
         lowest = float(frames[0, :, :, 1].min())
@@ -848,14 +858,16 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
              "singular_values": [],
              "time": {"encode": 0.0, "fit": clock["fit"] - clock["start"],
                       "integrate": clock["integrate"] - clock["fit"], "decode": 0.0}}
-    return Motion(frames=frames, energy=energy, stats=stats)
+    model = describe(stepper, clip[1][0], pushes, clip, cfg.fps, sub, CONSTANTS)
+    return Motion(frames=frames, energy=energy, stats=stats, model=model)
 
 
-def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, progress
+def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, clip, progress
                ) -> tuple[int, int]:
     """Step from ``Z``, ``V`` through ``frames`` (1, T, N, 3) (the first filled), ``sub``
-    steps a frame, applying ``pushes`` (sorted by time) as they come; fills the frames
-    and ``energy`` -> (steps, minimizer iterations)."""
+    steps a frame, applying ``pushes`` [(time, momentum)] (sorted by time) as they come;
+    fills the frames, the ``clip``'s coordinates and velocities (T, 4H, 3) and ``energy``
+    -> (steps, minimizer iterations)."""
     mech, v, h = stepper.mech, stepper.v, stepper.h
     n_frames = frames.shape[1]
     x, xdot = v.copy(), mech.vertex_rows @ V
@@ -863,8 +875,8 @@ def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, progress
     for fi in range(1, n_frames):
         for s in range(sub):
             t = ((fi - 1) * sub + s) * h
-            while pushes and pushes[0].time <= t + 1e-12:
-                V = V + stepper.accelerate(_push(mech, v, pushes.pop(0)))
+            while pushes and pushes[0][0] <= t + 1e-12:
+                V = V + stepper.accelerate(pushes.pop(0)[1])
                 stepper.previous = None  # the jump is no history: start again with Euler
                 xdot = mech.vertex_rows @ V
             Z, V, fig = stepper.step(Z, V, t, x, xdot)
@@ -877,6 +889,7 @@ def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, progress
             steps += 1
             iters += fig["iters"]
         frames[0, fi] = x
+        clip[0][fi], clip[1][fi] = Z, V
         _energies(stepper, Z, V, energy, fi, work, lost)
         if progress is not None:
             progress(fi, n_frames - 1)

@@ -14,6 +14,8 @@ from ..scenario.conditions import Conditions, SimMaterial
 if TYPE_CHECKING:
     import torch
 
+    from .reduced_model import ReducedModel
+
 
 @dataclass
 class MotionConfig:
@@ -63,3 +65,5 @@ class Motion:
     frames: np.ndarray  # (S, T, N, 3) metres, physical frame
     energy: dict[str, np.ndarray]  # name -> (T, S), J
     stats: dict  # timings, sizes, residuals
+    model: ReducedModel | None = None  # the equations it integrated, as data (the object's
+    # own shape space only: deform/reduced_model.py)

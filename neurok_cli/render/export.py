@@ -11,12 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import UsageError
 from ..io.asset import Asset
 from ..io.mesh import Z_UP_TO_Y_UP
+
+if TYPE_CHECKING:
+    from ..deform.reduced_model import ReducedModel
 
 OUTPUT_FORMATS = ("glb", "gltf", "html", "usd", "usda", "usdc", "mdd", "pc2", "obj", "ply",
                   "mp4", "gif")
@@ -110,8 +114,11 @@ def check_output(path: str | Path, fmt: str | None = None, *, renderer: str | No
 
 def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *, fps: float,
                   options: ExportOptions | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> ExportResult:
-    """Write ``motions`` ((T, N, 3) positions of ``asset.vertices``, file frame) to ``path``."""
+                  progress: Callable[[int, int], None] | None = None,
+                  live: tuple[ReducedModel, np.ndarray] | None = None) -> ExportResult:
+    """Write ``motions`` ((T, N, 3) positions of ``asset.vertices``, file frame) to ``path``;
+    ``live``: the reduced model that moved the first and its vertex under each of the
+    asset's (a page steps it itself: render/page.py)."""
     opts = options or ExportOptions()
     path = Path(path)
     fmt = output_format(path, opts.fmt)
@@ -135,6 +142,7 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
         from .page import write_page
 
         size, details = write_page(asset, motions, path, fps=fps, caption=opts.caption,
+                                   live=live,
                                    encoding=opts.encoding, tolerance=opts.tolerance,
                                    max_targets=opts.max_targets, names=opts.names,
                                    root_matrix=opts.root_matrix, bones=opts.bones)

@@ -20,12 +20,14 @@ import base64
 import html
 import json
 import tempfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
+from ..deform.reduced_model import ReducedModel
 from ..io.asset import Asset
 from ..io.atomic import atomic_path
 
@@ -37,6 +39,7 @@ MODULES = {  # import-map name -> vendored file
     "three/addons/utils/BufferGeometryUtils.js": "BufferGeometryUtils.js",
     "three/addons/controls/OrbitControls.js": "OrbitControls.js",
     "three/addons/libs/meshopt_decoder.module.js": "meshopt_decoder.module.js",
+    "neurok/reduced": "reduced.js",  # the reduced model's own steps (ours)
 }
 RENAMES = {  # sibling imports, as three.js 0.181 writes them, -> import-map names
     "three.module.min.js": ('from"./three.core.min.js"', 'from"three/core"'),
@@ -75,10 +78,15 @@ def _framing(frames: np.ndarray) -> dict:
                          "ground": light.ground_albedo}}
 
 
-def page_html(glb: bytes, frames: np.ndarray, *, title: str, caption: str) -> str:
-    """The page for the GLB ``glb`` whose played clip has world frames ``frames`` (T, N, 3)."""
+def page_html(glb: bytes, frames: np.ndarray, *, title: str, caption: str,
+              live: bytes | None = None) -> str:
+    """The page for the GLB ``glb`` whose played clip has world frames ``frames`` (T, N, 3);
+    ``live``: the reduced model the page steps itself (deflated, see :func:`live_model`)."""
     imports = {name: _module(file) for name, file in MODULES.items()}
-    config = json.dumps({**_framing(frames), "caption": caption}).replace("</", "<\\/")
+    config = json.dumps({**_framing(frames), "caption": caption, "live": live is not None}
+                        ).replace("</", "<\\/")
+    live_tag = ("" if live is None else '<script type="text/plain" id="neurok-live">'
+                f"{base64.b64encode(live).decode()}</script>\n")
     script = (WEB / "page.js").read_text(encoding="utf-8")
     licence = (WEB / "THREE_LICENSE").read_text(encoding="utf-8").replace("--", "- -")
     return f"""<!doctype html>
@@ -102,10 +110,15 @@ html, body {{ margin: 0; height: 100%; overflow: hidden; font: 14px system-ui, s
 <div id="view"></div>
 <div id="bar"><button id="play">Pause</button><button id="reset">Reset</button>
 <input id="time" type="range" min="0" max="1" step="0.001" value="0" aria-label="time">
-<span id="clock"></span><span id="caption">{html.escape(caption)}</span></div>
+<span id="clock"></span>
+<span id="live" hidden><label title="scale on the material's Young's modulus">stiffness
+<input id="stiffness" type="range" min="-1" max="1" step="0.05" value="0"></label>
+<label><input id="gravity" type="checkbox" checked>gravity</label>
+<label>wind <input id="wind" type="range" min="0" max="20" step="0.5" value="0"></label></span>
+<span id="caption">{html.escape(caption)}</span></div>
 <script type="application/json" id="neurok-config">{config}</script>
 <script type="text/plain" id="neurok-model">{base64.b64encode(glb).decode()}</script>
-<script type="module">
+{live_tag}<script type="module">
 {script}
 </script>
 <!-- three.js r181 (https://threejs.org), inlined above:
@@ -117,20 +130,49 @@ licensed too: Copyright (c) 2016-2024 Arseny Kapoulkine. -->
 """
 
 
+def live_model(model: ReducedModel, index: np.ndarray, to_file: np.ndarray,
+               root: np.ndarray, played: np.ndarray) -> bytes | None:
+    """The reduced model with the page's binding, packed and deflated: ``page_vertex`` (N,)
+    the model's vertex under each of the page's (``index``: the asset's vertices, which the
+    page's meshes list in order) and ``page_from_model`` (4, 3): world = [x, 1] @ it, the
+    model's frame to the file's (``to_file`` (4, 3), alike) and the file's to the page's
+    world (``root`` (4, 4), the GLB's root node). None where the clip's first frame
+    ``played`` (N, 3) is not there (a page whose meshes do not list the asset's vertices)."""
+    from ..io.reduced import pack
+
+    index = np.asarray(index)
+    if len(index) != len(played):
+        return None
+    A = np.vstack([to_file[:3] @ root[:3, :3].T, to_file[3] @ root[:3, :3].T + root[:3, 3]])
+    rest = np.concatenate([model.arrays["rest"][index], np.ones((len(index), 1))], axis=1)
+    diag = float(np.linalg.norm(np.ptp(played, axis=0))) or 1.0
+    if np.abs(rest @ A - played).max() > 1e-3 * diag:
+        return None
+    arrays = {**model.arrays, "page_vertex": index.astype(np.int32), "page_from_model": A}
+    return zlib.compress(pack(ReducedModel(arrays, model.values)), 9)
+
+
 def write_page(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *, fps: float,
-               caption: str, **gltf) -> tuple[int, dict]:
+               caption: str,
+               live: tuple[ReducedModel, np.ndarray, np.ndarray] | None = None,
+               **gltf) -> tuple[int, dict]:
     """Write ``motions[0]`` ((T, N, 3) file-frame positions of ``asset.vertices``) as a page
-    at ``path`` (atomically); ``gltf``: write_animated's options for the GLB inside.
+    at ``path`` (atomically); ``gltf``: write_animated's options for the GLB inside; ``live``:
+    the reduced model that moved it, the model's vertex under each of the asset's and the
+    model's frame to the file's ((4, 3): file = [x, 1] @ it), for the page to step itself.
     Returns the page's size in bytes and the GLB writer's details."""
     from ..io.gltf import read_animated, write_animated
+    from ..io.gltf.build import root_of
 
     with tempfile.TemporaryDirectory() as tmp:
         glb = Path(tmp) / "clip.glb"
         rep = write_animated(asset, list(motions[:1]), glb, fps=fps, meshopt=True, **gltf)
         played = read_animated(glb, fps=fps, animations=[0]).frames
+        blob = None if live is None else live_model(*live, root_of(asset, gltf.get(
+            "root_matrix")), played[0])
         text = page_html(glb.read_bytes(), played, title=f"{Path(path).stem} (neurok)",
-                         caption=caption)
+                         caption=caption, live=blob)
     with atomic_path(path) as out:
         out.write_text(text, encoding="utf-8")
     return Path(path).stat().st_size, {"targets": rep.targets, "encoding": rep.encoding,
-                                       "max_error": rep.max_error}
+                                       "max_error": rep.max_error, "live": blob is not None}

@@ -42,6 +42,19 @@ def assert_same_motion(theirs: np.ndarray, ours: np.ndarray, who: str) -> float:
     return error
 
 
+def run_node(script: Path, *args: str) -> dict:
+    """The JSON a tools/ script that needs only node prints (skips without node, fails on
+    CI)."""
+    if not shutil.which("node"):
+        if os.environ.get("CI"):
+            pytest.fail(f"{script.name} needs node")
+        pytest.skip(f"{script.name} needs node")
+    proc = subprocess.run(["node", str(script), *args], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
 def run_chromium(script: Path, *args: str) -> dict:
     """The JSON a tools/ script that drives headless Chromium prints (skips, or fails on CI,
     where node, the npm packages or Chromium are missing)."""

@@ -10,6 +10,7 @@ import numpy as np
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
+from neurok_cli.deform.reduced_model import ReducedModel
 from neurok_cli.io.gltf import read_animated
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.render.export import ExportOptions, export_motion
@@ -60,3 +61,48 @@ def test_animate_writes_a_page_and_refuses_what_a_page_cannot_hold(tmp_path):
     assert_one_error_line(runner.invoke(app, ["animate", blob, "-o", str(bad), "--meshopt"]),
                           "--meshopt compresses glTF output")
     assert not bad.exists()
+
+
+def _live(text: str):
+    import zlib
+
+    from neurok_cli.io.reduced import unpack
+
+    found = re.search(r'id="neurok-live">([^<]*)<', text)
+    return None if found is None else unpack(zlib.decompress(base64.b64decode(found.group(1))))
+
+
+def test_a_page_holds_the_reduced_model_where_the_object_s_own_handles_moved_it(tmp_path):
+    """Bound to the page's vertices: world = [x, 1] @ page_from_model puts the model's rest
+    where the clip starts, for a file read +Y up and one read Z-up (turned by the GLB's root
+    node)."""
+    runner = CliRunner()
+    blob = str(ROOT / "examples" / "blob.obj")
+    for up in ("y", "z"):
+        out = tmp_path / f"blob_{up}.html"
+        result = runner.invoke(app, ["animate", blob, "-o", str(out), "--seconds", "0.3",
+                                     "--up", up, "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["export"]["live"] is True
+        text = out.read_text()
+        assert json.loads(re.search(r'id="neurok-config">(.*?)</script>', text).group(1))["live"]
+        model = _live(text)
+        glb = tmp_path / "inside.glb"
+        glb.write_bytes(base64.b64decode(re.search(r'id="neurok-model">([^<]*)<', text).group(1)))
+        start = read_animated(glb, fps=30, animations=[0]).frames[0]
+        a = model.arrays
+        rest = np.concatenate([a["rest"][a["page_vertex"]], np.ones((len(start), 1))], axis=1)
+        diag = float(np.linalg.norm(np.ptp(start, axis=0)))
+        assert np.abs(rest @ a["page_from_model"] - start).max() < 1e-4 * diag
+
+
+def test_a_page_of_what_the_handles_did_not_move_plays_the_clip_alone(tmp_path):
+    """simulate's clips and the bundle's latent space have no reduced model to step; a page
+    whose meshes do not list the asset's vertices gets none either."""
+    from neurok_cli.render.page import live_model
+
+    text = _page(tmp_path)[2].read_text()
+    assert _live(text) is None
+    assert not json.loads(re.search(r'id="neurok-config">(.*?)</script>', text).group(1))["live"]
+    model = ReducedModel({"rest": np.zeros((4, 3))}, {})
+    assert live_model(model, np.arange(4), np.eye(4)[:, :3], np.eye(4), np.zeros((5, 3))) is None

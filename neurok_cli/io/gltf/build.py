@@ -45,6 +45,17 @@ def part_normals(part: Part, groups: np.ndarray) -> np.ndarray:
     return oriented_normals(part.vertices, part.faces, groups)
 
 
+def root_of(asset: Asset, root_matrix: np.ndarray | None) -> np.ndarray:
+    """The (4, 4) matrix on the root node above ``asset``'s parts: ``root_matrix``, or a Z-up
+    asset's turn to +Y up, or the identity."""
+    if root_matrix is not None:
+        return np.asarray(root_matrix, np.float64)
+    out = np.eye(4)
+    if asset.up == "z":
+        out[:3, :3] = Z_UP_TO_Y_UP
+    return out
+
+
 def build_document(asset: Asset, root_matrix: np.ndarray | None = None, *,
                    positions: list[np.ndarray] | None = None,
                    normals: list[np.ndarray] | None = None
@@ -56,11 +67,9 @@ def build_document(asset: Asset, root_matrix: np.ndarray | None = None, *,
     Returns the document and, per part, its (node, mesh, primitive) there. ``positions``
     and ``normals`` (per part) replace the file's base vertex data when given.
     """
-    if root_matrix is None and asset.up == "z":
-        root_matrix = np.eye(4)
-        root_matrix[:3, :3] = Z_UP_TO_Y_UP
+    root_matrix = root_of(asset, root_matrix)
     root = Node(name=asset.path.stem, children=[])
-    if root_matrix is not None and not np.allclose(root_matrix, np.eye(4)):
+    if not np.allclose(root_matrix, np.eye(4)):
         root.matrix = [float(x) for x in root_matrix.T.reshape(-1)]
     gltf = pygltflib.GLTF2(asset=pygltflib.Asset(version="2.0", generator=GENERATOR), scene=0,
                            scenes=[pygltflib.Scene(nodes=[0])], nodes=[root])

@@ -1,16 +1,21 @@
 // The page `neurok animate X -o x.html` writes (render/page.py): the clip's GLB, played with
-// three.js on its ground, lit as `neurok preview` lights it, with an orbiting camera.
+// three.js on its ground, lit as `neurok preview` lights it, with an orbiting camera; then,
+// where the clip came from the object's own handles, the object itself, live: the reduced
+// model's own steps (reduced.js) move it, a drag pulls a point, a click pokes it.
 //
 // The page's own data (a JSON script, id "neurok-config") gives the framing `neurok preview`
 // computes (centre, radius, ground height, camera angles), the lights' colours and the
-// caption; the GLB is base64 in a script with id "neurok-model". window.neurok is what a
+// caption; the GLB is base64 in a script with id "neurok-model", the reduced model
+// (deflated, docs/reduced-model.md) in one with id "neurok-live". window.neurok is what a
 // test (tests/interop/test_page.py) or a user's console reads: ready, duration, time,
-// play(), pause(), seek(t), and sample(t), every vertex in world space at time t.
+// play(), pause(), seek(t), sample(t) (every vertex in world space at time t), and `live`
+// (see liveApi) where the page steps the model itself.
 
 import * as THREE from "three";
 import { GLTFLoader } from "three/addons/loaders/GLTFLoader.js";
 import { OrbitControls } from "three/addons/controls/OrbitControls.js";
 import { MeshoptDecoder } from "three/addons/libs/meshopt_decoder.module.js";
+import { boneMatrices, integrate, readModel, Stepper } from "neurok/reduced";
 
 const config = JSON.parse(document.getElementById("neurok-config").textContent);
 const api = { ready: false, error: null };
@@ -21,6 +26,11 @@ function bytes(id) {
   const out = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
   return out.buffer;
+}
+
+async function inflated(id) {
+  const stream = new Blob([bytes(id)]).stream().pipeThrough(new DecompressionStream("deflate"));
+  return new Response(stream).arrayBuffer();
 }
 
 function linear(rgb) {
@@ -99,6 +109,7 @@ async function main() {
   const slider = document.getElementById("time");
   const button = document.getElementById("play");
   const show = (t) => {
+    if (live) live.leave();
     time = Math.min(Math.max(t, 0), duration);
     for (const a of actions) a.reset();  // a finished clip stops: start it again
     mixer.setTime(time);
@@ -106,7 +117,11 @@ async function main() {
     document.getElementById("clock").textContent = `${time.toFixed(2)} / ${duration.toFixed(2)} s`;
   };
   const setPlaying = (on) => { playing = on; button.textContent = on ? "Pause" : "Play"; };
-  button.onclick = () => { if (!playing && time >= duration) show(0); setPlaying(!playing); };
+  const goLive = () => { if (!live.on) { live.enter(time); setPlaying(true); } };
+  button.onclick = () => {
+    if (!playing && time >= duration && !(live && live.on)) show(0);
+    setPlaying(!playing);
+  };
   document.getElementById("reset").onclick = () => { show(0); setPlaying(true); };
   slider.oninput = () => { setPlaying(false); show(Number(slider.value) * duration); };
   addEventListener("keydown", (e) => { if (e.key === " ") { e.preventDefault(); button.click(); } });
@@ -117,6 +132,8 @@ async function main() {
   });
   const meshes = [];
   gltf.scene.traverse((o) => { if (o.isMesh) meshes.push(o); });
+  gltf.scene.updateMatrixWorld(true);
+  const live = config.live ? await Live.create(scene, meshes, camera, controls, renderer) : null;
   const v = new THREE.Vector3();
   Object.defineProperty(api, "time", { get: () => time });  // (assign would copy the value)
   Object.assign(api, {
@@ -124,6 +141,7 @@ async function main() {
     play: () => setPlaying(true),
     pause: () => setPlaying(false),
     seek: (t) => show(t),
+    live: live ? live.api(goLive) : null,
     sample(t) {  // every mesh's vertices at time t, in world space (x, y, z, ...)
       show(t);
       gltf.scene.updateMatrixWorld(true);
@@ -137,18 +155,271 @@ async function main() {
       return out;
     },
   });
+  if (live) live.listen(goLive);
   show(0);
   renderer.setAnimationLoop((now) => {
     const dt = Math.min((now - last) / 1000, 0.1);
     last = now;
-    if (playing) {
+    if (live && live.on) {
+      if (playing) live.run(dt, 0.025);
+      live.clock();
+    } else if (playing) {
       show(time + dt);
-      if (time >= duration) setPlaying(false);
+      if (time >= duration) {  // the clip is over: the object stays, live (or stops)
+        if (live) live.enter(duration);
+        else setPlaying(false);
+      }
     }
     controls.update();
     renderer.render(scene, camera);
   });
   api.ready = true;
+}
+
+// -- the live object --------------------------------------------------------------------
+
+// steps a preconditioner's factor is kept though the handles turn or the object slides
+// (animate's own steps: 0): the flag's flutter 12 ms a step in place of 67, 4.1 minimizer
+// iterations a step in place of 3.9 (benchmarks/bench_page.py)
+const LAZY = 16;
+
+class Live {
+  static async create(scene, meshes, camera, controls, renderer) {
+    const model = readModel(await inflated("neurok-live"));
+    return new Live(model, scene, meshes, camera, controls, renderer);
+  }
+
+  constructor(model, scene, meshes, camera, controls, renderer) {
+    Object.assign(this, { model, scene, meshes, camera, controls, renderer });
+    const a = model.arrays, st = new Stepper(model);
+    st.lazy = LAZY;
+    this.stepper = st;
+    this.on = false;
+    this.state = null;
+    this.pageVertex = a.page_vertex;
+    const A = a.page_from_model;  // world = [x, 1] @ A
+    this.toWorld = new THREE.Matrix4().set(A[0], A[3], A[6], A[9], A[1], A[4], A[7], A[10],
+                                           A[2], A[5], A[8], A[11], 0, 0, 0, 1);
+    this.fromWorld = this.toWorld.clone().invert();
+    this.Z = new Float64Array(st.H4 * 3);
+    const Z = this.Z, centres = st.centres;
+    const skeleton = new THREE.Skeleton(Array.from({ length: st.H }, () => new THREE.Bone()));
+    skeleton.update = function () {  // the bones are the handles' affine maps (physics frame)
+      boneMatrices(Z, centres, this.boneMatrices);
+      if (this.boneTexture) this.boneTexture.needsUpdate = true;
+    };
+    const K = a.skin_index.shape[1], top = Math.min(K, 4);
+    this.skinned = [];
+    let offset = 0;
+    for (const m of meshes) {
+      const g0 = m.geometry, count = g0.attributes.position.count;
+      const g = new THREE.BufferGeometry();
+      for (const [name, attr] of Object.entries(g0.attributes)) g.setAttribute(name, attr);
+      if (g0.index) g.setIndex(g0.index);
+      for (const grp of g0.groups) g.addGroup(grp.start, grp.count, grp.materialIndex);
+      const si = new Uint16Array(4 * count), sw = new Float32Array(4 * count);
+      for (let i = 0; i < count; i++) {
+        const p = this.pageVertex[offset + i];
+        for (let s = 0; s < top; s++) {
+          si[4 * i + s] = a.skin_index[p * K + s];
+          sw[4 * i + s] = a.skin_weight[p * K + s];
+        }
+      }
+      g.setAttribute("skinIndex", new THREE.Uint16BufferAttribute(si, 4));
+      g.setAttribute("skinWeight", new THREE.Float32BufferAttribute(sw, 4));
+      const sm = new THREE.SkinnedMesh(g, m.material);
+      sm.bindMode = THREE.DetachedBindMode;
+      sm.matrixAutoUpdate = false;
+      sm.matrix.copy(m.matrixWorld);
+      sm.bind(skeleton, this.fromWorld.clone().multiply(m.matrixWorld));
+      Object.assign(sm, { frustumCulled: false, castShadow: true, receiveShadow: true,
+                          visible: false, offset });
+      scene.add(sm);
+      this.skinned.push(sm);
+      offset += count;
+    }
+    this.size = model.values.size;
+    this.mass = model.values.mass;
+    this.raycaster = new THREE.Raycaster();
+  }
+
+  /** Step on from the clip at time ``t`` (its nearest frame), showing the object itself. */
+  enter(t) {
+    const f = Math.min(Math.round(t * this.model.values.fps), this.model.values.frames - 1);
+    this.state = this.stepper.clipState(f);
+    this.stepper.factor = null;
+    this.on = true;
+    this.Z.set(this.state.Z);
+    for (const m of this.meshes) m.visible = false;
+    for (const m of this.skinned) m.visible = true;
+  }
+
+  leave() {
+    if (!this.on) return;
+    this.on = false;
+    this.stepper.pullVertex(null);
+    for (const m of this.meshes) m.visible = true;
+    for (const m of this.skinned) m.visible = false;
+  }
+
+  /** Steps for ``dt`` seconds of motion, or as many as ``budget`` seconds of work allow
+   * (the motion then runs slower than life, and the clock says so). */
+  run(dt, budget = Infinity) {
+    const start = performance.now(), h = this.stepper.h;
+    this.owed = Math.min((this.owed || 0) + dt, 0.25);
+    let steps = 0;
+    while (this.owed >= h && performance.now() - start < 1000 * budget) {
+      this.stepper.step(this.state);
+      this.owed -= h;
+      steps++;
+    }
+    if (this.owed >= h) this.owed = 0;  // behind: the motion slows down rather than jumps
+    this.rate = 0.9 * (this.rate ?? 1) + 0.1 * (dt > 0 ? steps * h / dt : 1);
+    this.Z.set(this.state.Z);
+  }
+
+  clock() {
+    const rate = this.rate ?? 1;
+    document.getElementById("clock").textContent = `live ${this.state.t.toFixed(2)} s` +
+      (rate < 0.95 ? ` (${rate.toFixed(2)}x)` : "");
+  }
+
+  /** World positions (x, y, z, ...) of the page's vertices for model positions x. */
+  world(x) {
+    const out = new Array(3 * this.pageVertex.length), e = this.toWorld.elements;
+    for (let i = 0; i < this.pageVertex.length; i++) {
+      const p = 3 * this.pageVertex[i], a = x[p], b = x[p + 1], c = x[p + 2];
+      for (let k = 0; k < 3; k++) out[3 * i + k] = e[k] * a + e[4 + k] * b + e[8 + k] * c + e[12 + k];
+    }
+    return out;
+  }
+
+  toModel(w) { return new THREE.Vector3(...w).applyMatrix4(this.fromWorld).toArray(); }
+
+  /** The model's vertex nearest where a ray from the camera through the pointer hits. */
+  pick(event) {
+    const r = this.renderer.domElement.getBoundingClientRect();
+    const ndc = new THREE.Vector2((event.clientX - r.left) / r.width * 2 - 1,
+                                  -(event.clientY - r.top) / r.height * 2 + 1);
+    this.raycaster.setFromCamera(ndc, this.camera);
+    const shown = (this.on ? this.skinned : this.meshes);
+    const hit = this.raycaster.intersectObjects(shown, false)[0];
+    if (!hit) return null;
+    const mesh = hit.object, v = new THREE.Vector3();
+    let best = null, bestD = Infinity;
+    for (const i of [hit.face.a, hit.face.b, hit.face.c]) {
+      mesh.getVertexPosition(i, v).applyMatrix4(mesh.matrixWorld);
+      const d = v.distanceTo(hit.point);
+      if (d < bestD) { bestD = d; best = i; }
+    }
+    const offset = this.on ? mesh.offset : this.skinned[this.meshes.indexOf(mesh)].offset;
+    return { vertex: this.pageVertex[offset + best], point: hit.point.clone(), ndc };
+  }
+
+  pullStiffness() { return 40 * this.mass * 9.81 / this.size; }
+
+  /** Pointer handling: a drag pulls the point under it, a click pokes it. */
+  listen(goLive) {
+    const el = this.renderer.domElement;
+    let grab = null;
+    const plane = new THREE.Plane(), hitPoint = new THREE.Vector3();
+    el.addEventListener("pointerdown", (e) => {
+      const got = this.pick(e);
+      if (!got) return;
+      grab = { ...got, x: e.clientX, y: e.clientY, dragging: false };
+      this.controls.enabled = false;
+      el.setPointerCapture(e.pointerId);
+    });
+    el.addEventListener("pointermove", (e) => {
+      if (!grab) return;
+      if (!grab.dragging && Math.hypot(e.clientX - grab.x, e.clientY - grab.y) < 4) return;
+      if (!grab.dragging) {
+        grab.dragging = true;
+        goLive();
+        const dir = this.camera.getWorldDirection(new THREE.Vector3());
+        plane.setFromNormalAndCoplanarPoint(dir, grab.point);
+      }
+      const r = el.getBoundingClientRect();
+      this.raycaster.setFromCamera(new THREE.Vector2((e.clientX - r.left) / r.width * 2 - 1,
+                                                     -(e.clientY - r.top) / r.height * 2 + 1),
+                                   this.camera);
+      if (this.raycaster.ray.intersectPlane(plane, hitPoint)) {
+        this.stepper.pullVertex(grab.vertex, this.toModel(hitPoint.toArray()),
+                                this.pullStiffness());
+      }
+    });
+    const up = () => {
+      if (!grab) return;
+      if (!grab.dragging) {  // a click: a poke along the view
+        goLive();
+        this.poke(grab.vertex, this.raycaster.ray.direction.toArray());
+      }
+      this.stepper.pullVertex(null);
+      grab = null;
+      this.controls.enabled = true;
+    };
+    el.addEventListener("pointerup", up);
+    el.addEventListener("pointercancel", up);
+    const st = this.stepper;
+    document.getElementById("live").hidden = false;
+    const wind = document.getElementById("wind");
+    const base = Math.hypot(...st.windBase);
+    const dir = base > 0 ? Array.from(st.windBase, (w) => w / base) : [1, 0, 0];
+    wind.value = String(base);
+    document.getElementById("stiffness").oninput = (e) => {
+      goLive();
+      st.stiffness = 10 ** Number(e.target.value);
+      st.factor = null;
+    };
+    document.getElementById("gravity").onchange = (e) => {
+      goLive();
+      st.gravityOn = e.target.checked ? 1 : 0;
+    };
+    wind.oninput = () => {
+      goLive();
+      const speed = Number(wind.value);
+      st.wind = Float64Array.from(dir, (d) => d * speed);
+      if (speed > 0 && st.air === 0) st.air = st.values.air_coefficient;
+    };
+  }
+
+  /** A poke at vertex p along ``dir`` (world): a push of a twentieth of the object's
+   * momentum at the speed of a fall through its size. */
+  poke(p, dir) {
+    const d = new THREE.Vector3(...dir).transformDirection(this.fromWorld).toArray();
+    const j = 0.05 * this.mass * Math.sqrt(9.81 * this.size);
+    this.stepper.push(this.state, this.stepper.impulse(p, d.map((x) => x * j)));
+  }
+
+  /** What a test or the console drives: the model's own run from the clip's start, and
+   * the live object's state. */
+  api(goLive) {
+    const st = this.stepper;
+    return {
+      handles: st.H,
+      integrate: (seconds) =>  // from the clip's start state, as animate started, on a
+        // stepper of its own (the live one keeps its state)
+        integrate(new Stepper(this.model), seconds).frames.map((x) => this.world(x)),
+      enter: (t) => { goLive(); this.enter(t); },
+      step: (seconds) => {  // steps at once, whatever the time they take
+        for (let k = 0; k < Math.round(seconds / st.h); k++) st.step(this.state);
+        this.Z.set(this.state.Z);
+      },
+      // vertices by the page's numbering (sample's order)
+      pull: (i, target) => st.pullVertex(this.pageVertex[i], this.toModel(target),
+                                         this.pullStiffness()),
+      release: () => st.pullVertex(null),
+      poke: (i, dir) => this.poke(this.pageVertex[i], dir),
+      positions: () => this.world(this.state.x),
+      speed: () => {  // the fastest vertex, m/s
+        let top = 0;
+        const x = this.state.xdot;
+        for (let i = 0; i < x.length; i += 3) top = Math.max(top, Math.hypot(x[i], x[i + 1], x[i + 2]));
+        return top;
+      },
+      isLive: () => this.on,
+    };
+  }
 }
 
 main().catch((e) => {

@@ -1,0 +1,1242 @@
+// The reduced model's own steps, in the page (docs/reduced-model.md): the same implicit
+// BDF2 steps over affine handle coordinates that `neurok animate` integrates
+// (deform/handle_motion.py), read from the model's description (io/reduced.py writes it).
+// Each step minimizes the incremental potential (inertia, the material's energy, bending,
+// Rayleigh damping, the ground's penalty and friction) with L-BFGS preconditioned by the
+// turned rest Hessian, as the Python step does, in float64; the page adds a pulling spring.
+//
+// Arrays in Z's layout are Float64Array(4H * 3), row-major: row 4h + i (i < 3) holds
+// handle h's affine map transposed, row 4h + 3 its translation.
+
+const TYPES = { f8: Float64Array, f4: Float32Array, i4: Int32Array };
+
+/** The model from io/reduced.py's bytes (an ArrayBuffer): { values, arrays }. */
+export function readModel(buffer) {
+  const head = new Uint8Array(buffer, 0, 8);
+  if (String.fromCharCode(...head.subarray(0, 4)) !== "NRRM") {
+    throw new Error("not a reduced model");
+  }
+  const size = new DataView(buffer).getUint32(4, true);
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, size)));
+  if (header.values.format !== "neurok-reduced-model" || header.values.version !== 1) {
+    throw new Error(`reduced model version ${header.values.version}: this page reads 1`);
+  }
+  const arrays = {};
+  for (const [name, e] of Object.entries(header.arrays)) {
+    const T = TYPES[e.type];
+    const count = e.shape.reduce((a, b) => a * b, 1);
+    const a = new T(buffer, 8 + size + e.offset, count);
+    a.shape = e.shape;
+    arrays[name] = a;
+  }
+  return { values: header.values, arrays };
+}
+
+// -- sparse rows ------------------------------------------------------------------------
+
+function csr(arrays, name) {
+  const shape = arrays[`${name}_shape`];
+  return { indptr: arrays[`${name}_indptr`], indices: arrays[`${name}_indices`],
+           data: Float64Array.from(arrays[`${name}_data`]), rows: shape[0], cols: shape[1] };
+}
+
+/** CSR rows (n, 4H) of kron(w, [x - c, 1]) for padded weights (n, K) at points x (n, 3):
+ * the map from Z to the points' displacements (handles.basis_rows). */
+function basisRows(index, weight, k, x, centres) {
+  const n = x.length / 3;
+  const indptr = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    let c = 0;
+    for (let s = 0; s < k; s++) if (weight[i * k + s] !== 0) c++;
+    indptr[i + 1] = indptr[i] + 4 * c;
+  }
+  const indices = new Int32Array(indptr[n]);
+  const data = new Float64Array(indptr[n]);
+  for (let i = 0; i < n; i++) {
+    let p = indptr[i];
+    for (let s = 0; s < k; s++) {
+      const w = weight[i * k + s];
+      if (w === 0) continue;
+      const h = index[i * k + s];
+      for (let c = 0; c < 3; c++) {
+        indices[p] = 4 * h + c;
+        data[p++] = w * (x[3 * i + c] - centres[3 * h + c]);
+      }
+      indices[p] = 4 * h + 3;
+      data[p++] = w;
+    }
+  }
+  return { indptr, indices, data, rows: n, cols: centres.length / 3 * 4 };
+}
+
+/** out (rows, m) = A @ X (cols, m). */
+function mul(A, X, m, out = new Float64Array(A.rows * m)) {
+  const { indptr, indices, data } = A;
+  if (m === 3) {
+    for (let i = 0; i < A.rows; i++) {
+      let s0 = 0, s1 = 0, s2 = 0;
+      for (let p = indptr[i]; p < indptr[i + 1]; p++) {
+        const a = data[p], j = 3 * indices[p];
+        s0 += a * X[j];
+        s1 += a * X[j + 1];
+        s2 += a * X[j + 2];
+      }
+      out[3 * i] = s0;
+      out[3 * i + 1] = s1;
+      out[3 * i + 2] = s2;
+    }
+    return out;
+  }
+  for (let i = 0; i < A.rows; i++) {
+    for (let c = 0; c < m; c++) {
+      let s = 0;
+      for (let p = indptr[i]; p < indptr[i + 1]; p++) s += data[p] * X[indices[p] * m + c];
+      out[i * m + c] = s;
+    }
+  }
+  return out;
+}
+
+/** out (cols, m) += A^T @ X (rows, m). */
+function mulT(A, X, m, out) {
+  const { indptr, indices, data } = A;
+  if (m === 3) {
+    for (let i = 0; i < A.rows; i++) {
+      const x0 = X[3 * i], x1 = X[3 * i + 1], x2 = X[3 * i + 2];
+      for (let p = indptr[i]; p < indptr[i + 1]; p++) {
+        const a = data[p], j = 3 * indices[p];
+        out[j] += a * x0;
+        out[j + 1] += a * x1;
+        out[j + 2] += a * x2;
+      }
+    }
+    return out;
+  }
+  for (let i = 0; i < A.rows; i++) {
+    for (let p = indptr[i]; p < indptr[i + 1]; p++) {
+      const a = data[p], j = indices[p] * m;
+      for (let c = 0; c < m; c++) out[j + c] += a * X[i * m + c];
+    }
+  }
+  return out;
+}
+
+/** The rows ``keep`` of A. */
+function take(A, keep) {
+  const indptr = new Int32Array(keep.length + 1);
+  for (let r = 0; r < keep.length; r++) {
+    indptr[r + 1] = indptr[r] + A.indptr[keep[r] + 1] - A.indptr[keep[r]];
+  }
+  const indices = new Int32Array(indptr[keep.length]);
+  const data = new Float64Array(indptr[keep.length]);
+  for (let r = 0; r < keep.length; r++) {
+    const a = A.indptr[keep[r]], b = A.indptr[keep[r] + 1];
+    indices.set(A.indices.subarray(a, b), indptr[r]);
+    data.set(A.data.subarray(a, b), indptr[r]);
+  }
+  return { indptr, indices, data, rows: keep.length, cols: A.cols };
+}
+
+/** Dense (n, n) rows^T diag(k) rows, added to ``out`` at stride ``stride`` and offset. */
+function gram(rows, k, out, n, stride = 1, offset = 0) {
+  const N = n * stride;
+  for (let i = 0; i < rows.rows; i++) {
+    const ki = k[i];
+    if (ki === 0) continue;
+    for (let p = rows.indptr[i]; p < rows.indptr[i + 1]; p++) {
+      const a = rows.indices[p] * stride + offset, va = ki * rows.data[p];
+      for (let q = rows.indptr[i]; q < rows.indptr[i + 1]; q++) {
+        out[a * N + rows.indices[q] * stride + offset] += va * rows.data[q];
+      }
+    }
+  }
+}
+
+// -- dense algebra ----------------------------------------------------------------------
+
+/** Cholesky factor (lower, in place) of the (n, n) symmetric positive definite A. */
+function cholesky(A, n) {
+  for (let j = 0; j < n; j++) {
+    let d = A[j * n + j];
+    for (let k = 0; k < j; k++) d -= A[j * n + k] * A[j * n + k];
+    if (!(d > 0)) throw new Error("the reduced system is not positive definite");
+    d = Math.sqrt(d);
+    A[j * n + j] = d;
+    for (let i = j + 1; i < n; i++) {
+      let s = A[i * n + j];
+      const ri = i * n, rj = j * n;
+      for (let k = 0; k < j; k++) s -= A[ri + k] * A[rj + k];
+      A[ri + j] = s / d;
+    }
+  }
+  return { L: A, n };
+}
+
+/** Solve L L^T x = b for m right-hand sides (b: (n, m) row-major), in place. */
+function cholSolve(f, b, m) {
+  const { L, n } = f;
+  for (let c = 0; c < m; c++) {
+    for (let i = 0; i < n; i++) {
+      let s = b[i * m + c];
+      for (let k = 0; k < i; k++) s -= L[i * n + k] * b[k * m + c];
+      b[i * m + c] = s / L[i * n + i];
+    }
+    for (let i = n - 1; i >= 0; i--) {
+      let s = b[i * m + c];
+      for (let k = i + 1; k < n; k++) s -= L[k * n + i] * b[k * m + c];
+      b[i * m + c] = s / L[i * n + i];
+    }
+  }
+  return b;
+}
+
+/** out (a, m) = A (a, b) @ X (b, m); with ``trans``, A^T (A stored (b, a)). */
+function dense(A, X, a, b, m, trans = false, out = new Float64Array(a * m)) {
+  out.fill(0);
+  if (!trans && m === 3) {
+    for (let i = 0; i < a; i++) {
+      let s0 = 0, s1 = 0, s2 = 0;
+      const row = i * b;
+      for (let k = 0; k < b; k++) {
+        const v = A[row + k];
+        s0 += v * X[3 * k];
+        s1 += v * X[3 * k + 1];
+        s2 += v * X[3 * k + 2];
+      }
+      out[3 * i] = s0;
+      out[3 * i + 1] = s1;
+      out[3 * i + 2] = s2;
+    }
+  } else if (!trans && m === 1) {
+    for (let i = 0; i < a; i++) {
+      let s0 = 0;
+      const row = i * b;
+      for (let k = 0; k < b; k++) s0 += A[row + k] * X[k];
+      out[i] = s0;
+    }
+  } else if (!trans) {
+    for (let i = 0; i < a; i++) {
+      for (let k = 0; k < b; k++) {
+        const v = A[i * b + k];
+        if (v === 0) continue;
+        for (let c = 0; c < m; c++) out[i * m + c] += v * X[k * m + c];
+      }
+    }
+  } else {
+    for (let k = 0; k < b; k++) {
+      for (let i = 0; i < a; i++) {
+        const v = A[k * a + i];
+        if (v === 0) continue;
+        for (let c = 0; c < m; c++) out[i * m + c] += v * X[k * m + c];
+      }
+    }
+  }
+  return out;
+}
+
+/** X (4, k) solving A X = B for the 4x4 A (row-major) and B (4, k): elimination with
+ * partial pivoting, as LAPACK's. */
+function solve4(A, B, k) {
+  const M = Float64Array.from(A), X = Float64Array.from(B);
+  for (let c = 0; c < 4; c++) {
+    let piv = c;
+    for (let r = c + 1; r < 4; r++) if (Math.abs(M[4 * r + c]) > Math.abs(M[4 * piv + c])) piv = r;
+    if (piv !== c) {
+      for (let j = 0; j < 4; j++) [M[4 * c + j], M[4 * piv + j]] = [M[4 * piv + j], M[4 * c + j]];
+      for (let j = 0; j < k; j++) [X[c * k + j], X[piv * k + j]] = [X[piv * k + j], X[c * k + j]];
+    }
+    for (let r = c + 1; r < 4; r++) {
+      const f = M[4 * r + c] / M[4 * c + c];
+      if (f === 0) continue;
+      for (let j = c; j < 4; j++) M[4 * r + j] -= f * M[4 * c + j];
+      for (let j = 0; j < k; j++) X[r * k + j] -= f * X[c * k + j];
+    }
+  }
+  for (let c = 3; c >= 0; c--) {
+    for (let j = 0; j < k; j++) {
+      let s = X[c * k + j];
+      for (let r = c + 1; r < 4; r++) s -= M[4 * c + r] * X[r * k + j];
+      X[c * k + j] = s / M[4 * c + c];
+    }
+  }
+  return X;
+}
+
+function dot(a, b) {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+}
+
+/** The rotation nearest the 3x3 row-major F (its polar factor; a reflection's smallest
+ * direction flipped), from the eigenvectors of F^T F. */
+export function polar(F, out = new Float64Array(9)) {
+  const S = new Float64Array(9);
+  for (let i = 0; i < 3; i++) {
+    for (let j = 0; j < 3; j++) {
+      S[3 * i + j] = F[i] * F[j] + F[3 + i] * F[3 + j] + F[6 + i] * F[6 + j];
+    }
+  }
+  const V = new Float64Array([1, 0, 0, 0, 1, 0, 0, 0, 1]);
+  for (let sweep = 0; sweep < 30; sweep++) {  // cyclic Jacobi
+    const off = S[1] * S[1] + S[2] * S[2] + S[5] * S[5];
+    if (off <= 1e-40 * (S[0] * S[0] + S[4] * S[4] + S[8] * S[8]) || off === 0) break;
+    for (const [p, q] of [[0, 1], [0, 2], [1, 2]]) {
+      const apq = S[3 * p + q];
+      if (apq === 0) continue;
+      const theta = (S[3 * q + q] - S[3 * p + p]) / (2 * apq);
+      const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+      const c = 1 / Math.sqrt(t * t + 1), s = t * c;
+      for (let k = 0; k < 3; k++) {  // S <- J^T S J
+        const skp = S[3 * k + p], skq = S[3 * k + q];
+        S[3 * k + p] = c * skp - s * skq;
+        S[3 * k + q] = s * skp + c * skq;
+      }
+      for (let k = 0; k < 3; k++) {
+        const spk = S[3 * p + k], sqk = S[3 * q + k];
+        S[3 * p + k] = c * spk - s * sqk;
+        S[3 * q + k] = s * spk + c * sqk;
+      }
+      for (let k = 0; k < 3; k++) {
+        const vkp = V[3 * k + p], vkq = V[3 * k + q];
+        V[3 * k + p] = c * vkp - s * vkq;
+        V[3 * k + q] = s * vkp + c * vkq;
+      }
+    }
+  }
+  const order = [0, 1, 2].sort((a, b) => S[4 * b] - S[4 * a]);
+  const v = order.map((i) => [V[i], V[3 + i], V[6 + i]]);
+  const u = [];
+  for (let i = 0; i < 2; i++) {
+    const w = [0, 1, 2].map((r) => F[3 * r] * v[i][0] + F[3 * r + 1] * v[i][1] +
+                                   F[3 * r + 2] * v[i][2]);
+    if (i === 1) {  // Gram-Schmidt against the first
+      const d = w[0] * u[0][0] + w[1] * u[0][1] + w[2] * u[0][2];
+      for (let r = 0; r < 3; r++) w[r] -= d * u[0][r];
+    }
+    let len = Math.hypot(w[0], w[1], w[2]);
+    if (!(len > 1e-300)) {  // rank deficient: any direction across the first
+      const a = Math.abs(u[0][0]) < 0.9 ? [1, 0, 0] : [0, 1, 0];
+      w[0] = u[0][1] * a[2] - u[0][2] * a[1];
+      w[1] = u[0][2] * a[0] - u[0][0] * a[2];
+      w[2] = u[0][0] * a[1] - u[0][1] * a[0];
+      len = Math.hypot(w[0], w[1], w[2]);
+    }
+    u.push(w.map((x) => x / len));
+  }
+  const detV = v[0][0] * (v[1][1] * v[2][2] - v[1][2] * v[2][1]) -
+    v[0][1] * (v[1][0] * v[2][2] - v[1][2] * v[2][0]) +
+    v[0][2] * (v[1][0] * v[2][1] - v[1][1] * v[2][0]);
+  const s = detV < 0 ? -1 : 1;
+  u.push([s * (u[0][1] * u[1][2] - u[0][2] * u[1][1]),
+          s * (u[0][2] * u[1][0] - u[0][0] * u[1][2]),
+          s * (u[0][0] * u[1][1] - u[0][1] * u[1][0])]);
+  for (let i = 0; i < 3; i++) {
+    for (let j = 0; j < 3; j++) {
+      out[3 * i + j] = u[0][i] * v[0][j] + u[1][i] * v[1][j] + u[2][i] * v[2][j];
+    }
+  }
+  return out;
+}
+
+// -- the material -------------------------------------------------------------------------
+
+/** Energy density and first Piola stress P (3 x d, row-major) of F (3 x d). */
+const COF = new Float64Array(9);
+
+function material(law, F, d, P) {
+  if (d === 3) {  // stable Neo-Hookean
+    const cof = COF;
+    for (let j = 0; j < 3; j++) {
+      const a = (j + 1) % 3, b = (j + 2) % 3;
+      cof[j] = F[3 + a] * F[6 + b] - F[6 + a] * F[3 + b];
+      cof[3 + j] = F[6 + a] * F[b] - F[a] * F[6 + b];
+      cof[6 + j] = F[a] * F[3 + b] - F[3 + a] * F[b];
+    }
+    const J = F[0] * cof[0] + F[3] * cof[3] + F[6] * cof[6];
+    let ff = 0;
+    for (let i = 0; i < 9; i++) ff += F[i] * F[i];
+    const psi = 0.5 * law.mu * (ff - 3) - law.mu * (J - 1) + 0.5 * law.lambda * (J - 1) ** 2;
+    const k = law.lambda * (J - 1) - law.mu;
+    for (let i = 0; i < 9; i++) P[i] = law.mu * F[i] + k * cof[i];
+    return psi;
+  }
+  // a sheet's membrane: St. Venant-Kirchhoff, plane stress (tension only for cloth)
+  let a = 0.5 * (F[0] * F[0] + F[2] * F[2] + F[4] * F[4] - 1);
+  let b = 0.5 * (F[0] * F[1] + F[2] * F[3] + F[4] * F[5]);
+  let c = 0.5 * (F[1] * F[0] + F[3] * F[2] + F[5] * F[4]);
+  let e = 0.5 * (F[1] * F[1] + F[3] * F[3] + F[5] * F[5] - 1);
+  let tr = a + e;
+  if (law.tension_only) {  // the strain's negative eigenvalues dropped
+    const m = 0.5 * (a + e);
+    const r = Math.sqrt((0.5 * (a - e)) ** 2 + b * b);
+    const hi = m + r, lo = m - r;
+    const scale = lo >= 0 ? 1 : (hi <= 0 ? 0 : hi / Math.max(2 * r, 1e-300));
+    const shift = lo < 0 && hi > 0 ? lo : 0;
+    a = a * scale - scale * shift;
+    b *= scale;
+    c *= scale;
+    e = e * scale - scale * shift;
+    tr = Math.max(tr, 0);
+  }
+  const psi = law.mu * (a * a + b * b + c * c + e * e) + 0.5 * law.lambda * tr * tr;
+  const s00 = 2 * law.mu * a + law.lambda * tr, s01 = 2 * law.mu * b;
+  const s10 = 2 * law.mu * c, s11 = 2 * law.mu * e + law.lambda * tr;
+  for (let i = 0; i < 3; i++) {
+    P[2 * i] = F[2 * i] * s00 + F[2 * i + 1] * s10;
+    P[2 * i + 1] = F[2 * i] * s01 + F[2 * i + 1] * s11;
+  }
+  return psi;
+}
+
+/** d vec(P) / d vec(F) (3d x 3d) at F0 by central differences, symmetrized (the
+ * elastic module's _tangent). */
+function tangent(law, F0, d) {
+  const n = 3 * d, eps = 1e-6;
+  const out = new Float64Array(n * n);
+  const F = new Float64Array(n), Pp = new Float64Array(n), Pm = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    F.set(F0);
+    F[k] += eps;
+    material(law, F, d, Pp);
+    F.set(F0);
+    F[k] -= eps;
+    material(law, F, d, Pm);
+    for (let i = 0; i < n; i++) out[i * n + k] = (Pp[i] - Pm[i]) / (2 * eps);
+  }
+  for (let i = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++) {
+      const m = 0.5 * (out[i * n + j] + out[j * n + i]);
+      out[i * n + j] = m;
+      out[j * n + i] = m;
+    }
+  }
+  return out;
+}
+
+// -- the step -------------------------------------------------------------------------------
+
+export class Stepper {
+  constructor(model) {
+    const { values: v, arrays: a } = model;
+    this.values = v;
+    this.arrays = a;
+    const H = v.handles, H4 = 4 * H;
+    this.H = H;
+    this.H4 = H4;
+    this.n = v.vertices;
+    this.h = v.step;
+    this.k = v.constants;
+    this.size = v.size;
+    this.weight = v.weight;
+    this.beta = v.damping;
+    this.solid = v.solid;
+    this.law = v.law;
+    this.rest = a.rest;
+    this.centres = a.centres;
+    const K = (name) => a[`${name}_index`].shape[1];
+    this.vertexRows = basisRows(a.skin_index, a.skin_weight, K("skin"), a.rest, a.centres);
+    if (!a.material_rest) {  // a sheet: its vertices carry the mass
+      Object.assign(a, { material_rest: a.rest, material_index: a.skin_index,
+                         material_weight: a.skin_weight });
+    }
+    this.massRows = basisRows(a.material_index, a.material_weight, K("material"),
+                              a.material_rest, a.centres);
+    this.M = a.mass_matrix;
+    this.N = a.free;
+    this.r = a.free.shape[1];
+    const pm = a.point_mass, g = v.gravity;
+    const weighted = new Float64Array(pm.length * 3);
+    for (let i = 0; i < pm.length; i++) for (let c = 0; c < 3; c++) weighted[3 * i + c] = pm[i] * g[c];
+    this.gravity = mulT(this.massRows, weighted, 3, new Float64Array(H4 * 3));
+    this.elements = v.elements === "operator" ? csr(a, "elements") : this._operator();
+    this.F0 = a.elements_rest;
+    this.d = a.elements_rest.shape[2];
+    this.measure = a.elements_measure;
+    this.E = this.measure.length;
+    this.K0 = this._restHessian();
+    this.bending = null;
+    if (a.laplacian_data) {
+      const L = csr(a, "laplacian");
+      this.bending = { L, invArea: a.bending_inv_area, Q: a.bending_hessian,
+                       rigidity: v.bending.rigidity, rest: mul(L, a.rest, 3) };
+    }
+    this.touch = null;
+    if (a.touch_data) {
+      const T = csr(a, "touch");
+      const touchRest = mul(T, a.rest, 3);
+      // the vertices first (their own rows), then the points between them
+      const more = basisRows(a.touch_handles_index, a.touch_handles_weight, K("touch_handles"),
+                             touchRest.subarray(3 * this.n), a.centres);
+      const own = this.vertexRows, cut = own.indptr[this.n];
+      const rows = { indptr: new Int32Array(T.rows + 1), rows: T.rows, cols: own.cols,
+                     indices: new Int32Array(cut + more.indptr[more.rows]),
+                     data: new Float64Array(cut + more.indptr[more.rows]) };
+      rows.indptr.set(own.indptr);
+      for (let i = 1; i <= more.rows; i++) rows.indptr[this.n + i] = cut + more.indptr[i];
+      rows.indices.set(own.indices);
+      rows.indices.set(more.indices, cut);
+      rows.data.set(own.data);
+      rows.data.set(more.data, cut);
+      this.touch = { T, rest: touchRest, k: a.touch_stiffness, dashpot: a.touch_dashpot || null,
+                     rows };
+    }
+    this.friction = v.friction;
+    this.air = v.air;
+    this.windBase = Float64Array.from(v.wind);
+    this.wind = Float64Array.from(v.wind);
+    this.gust = v.gust;
+    this.airIndex = a.air_index;
+    this.airWeight = a.air_weight;
+    this.airFaces = a.air_faces;
+    this.airRows = take(this.vertexRows, a.air_index);
+    // the lagged rotations' data: the handles' weights over the material's points
+    const P = a.material_rest.length / 3, km = K("material");
+    const mass = new Float64Array(H), mc = new Float64Array(H * 3), sq = new Float64Array(H);
+    for (let p = 0; p < P; p++) {
+      for (let s = 0; s < km; s++) {
+        const w = a.material_weight[p * km + s];
+        if (w === 0) continue;
+        const hh = a.material_index[p * km + s];
+        mass[hh] += w;
+        for (let c = 0; c < 3; c++) {
+          mc[3 * hh + c] += w * a.material_rest[3 * p + c];
+          sq[hh] += w * a.material_rest[3 * p + c] ** 2;
+        }
+      }
+    }
+    this.materialCentres = mc;
+    this.materialSpread = new Float64Array(H);
+    for (let hh = 0; hh < H; hh++) {
+      const m = Math.max(mass[hh], 1e-30);
+      let c2 = 0;
+      for (let c = 0; c < 3; c++) { mc[3 * hh + c] /= m; c2 += mc[3 * hh + c] ** 2; }
+      this.materialSpread[hh] = 1e-2 * Math.max(sq[hh] - m * c2, 1e-30);
+    }
+    this.materialRest = a.material_rest;
+    this.materialIndex = a.material_index;
+    this.materialWeight = a.material_weight;
+    this.km = km;
+    const Mn = this._project(this.M, H4, 1);
+    this.massFactor = cholesky(Mn, this.r);
+    this.stiffness = 1;  // the page's scale on the material's Young's modulus
+    this.lazy = 0;  // steps a factor is kept at least though the handles turn or the object
+    // slides (animate's steps: 0; the live page trades a few iterations for fewer factors)
+    this.gravityOn = 1;
+    this.pull = null;  // { rows (1, 4H), rest (3), target (3), k }
+    this.Rh = new Float64Array(H * 9);
+    for (let hh = 0; hh < H; hh++) this.Rh.set([1, 0, 0, 0, 1, 0, 0, 0, 1], 9 * hh);
+    this.bend = { b: new Float64Array(H4 * 3), c: 0 };
+    this.factor = null;
+    this.factorKey = null;
+    this.factorR = Float64Array.from(this.Rh);
+  }
+
+  /** A state at ``Z`` moving at ``V`` (default: at rest, at the model's start velocity)
+   * at time ``t``; the first step from it is Euler's. */
+  start(Z = null, V = null, t = 0) {
+    const Z0 = Z ? Float64Array.from(Z) : new Float64Array(this.H4 * 3);
+    const V0 = Float64Array.from(V || this.arrays.start_velocity);
+    return { Z: Z0, V: V0, t, previous: null, x: this.positions(Z0),
+             xdot: mul(this.vertexRows, V0, 3), steps: 0, iterations: 0 };
+  }
+
+  positions(Z) {
+    const x = mul(this.vertexRows, Z, 3);
+    for (let i = 0; i < x.length; i++) x[i] += this.rest[i];
+    return x;
+  }
+
+  /** The elements' operator D (E d, 4H): (D Z)[e d + j, c] = dF_e[c, j], built from what
+   * the model holds as elastic.py builds it: a sheet's triangles over the vertices' rows,
+   * or a smooth solid's moving least squares fit of the weights' gradients. */
+  _operator() {
+    const a = this.arrays, H4 = this.H4, n = this.n;
+    const entries = [];  // per row: Map column -> value
+    if (this.values.elements === "triangles") {
+      const faces = a.elements_faces, F0 = a.elements_rest, x = a.rest, R = this.vertexRows;
+      for (let e = 0; e < faces.length / 3; e++) {
+        const i0 = faces[3 * e], i1 = faces[3 * e + 1], i2 = faces[3 * e + 2];
+        const dm = [[0, 0], [0, 0]];
+        for (let c = 0; c < 3; c++) {
+          const e1 = x[3 * i1 + c] - x[3 * i0 + c], e2 = x[3 * i2 + c] - x[3 * i0 + c];
+          for (let k = 0; k < 2; k++) {  // the edges in the triangle's own frame
+            dm[k][0] += F0[6 * e + 2 * c + k] * e1;
+            dm[k][1] += F0[6 * e + 2 * c + k] * e2;
+          }
+        }
+        const det = dm[0][0] * dm[1][1] - dm[0][1] * dm[1][0];
+        const inv = [[dm[1][1] / det, -dm[0][1] / det], [-dm[1][0] / det, dm[0][0] / det]];
+        const grads = [[-(inv[0][0] + inv[1][0]), -(inv[0][1] + inv[1][1])], inv[0], inv[1]];
+        for (let j = 0; j < 2; j++) {
+          const row = new Map();
+          [i0, i1, i2].forEach((vi, corner) => {
+            const gv = grads[corner][j];
+            for (let p = R.indptr[vi]; p < R.indptr[vi + 1]; p++) {
+              row.set(R.indices[p], (row.get(R.indices[p]) || 0) + gv * R.data[p]);
+            }
+          });
+          entries.push(row);
+        }
+      }
+    } else {  // smooth: dF = sum_h w_h A_h + (A_h (X - c_h) + t_h) grad w_h^T
+      const at = a.elements_at, near = a.elements_near, k = near.shape[1];
+      const E = at.length / 3, c = this.centres;
+      const kv = a.skin_index.shape[1], km = a.material_index.shape[1];
+      const point = (p) => (p < n ? [a.rest, 3 * p] : [a.material_rest, 3 * (p - n)]);
+      const slots = (p) => (p < n
+        ? [a.skin_index, a.skin_weight, p * kv, kv] : [a.material_index, a.material_weight, (p - n) * km, km]);
+      const fit = new Float64Array(16), rhs = new Float64Array(4 * k);
+      const g = new Float64Array(k), rel = new Float64Array(3 * k), dist = new Float64Array(k);
+      for (let e = 0; e < E; e++) {
+        for (let q = 0; q < k; q++) {
+          const [src, o] = point(near[e * k + q]);
+          for (let i = 0; i < 3; i++) rel[3 * q + i] = src[o + i] - at[3 * e + i];
+          dist[q] = Math.hypot(rel[3 * q], rel[3 * q + 1], rel[3 * q + 2]);
+        }
+        const h = Math.max(Math.max(...dist), 1e-12);
+        fit.fill(0);
+        for (let q = 0; q < k; q++) {
+          g[q] = Math.exp(-2 * (dist[q] / h) ** 2);
+          const X = [1, rel[3 * q], rel[3 * q + 1], rel[3 * q + 2]];
+          for (let r = 0; r < 4; r++) {
+            rhs[r * k + q] = X[r] * g[q];
+            for (let s2 = 0; s2 < 4; s2++) fit[4 * r + s2] += X[r] * g[q] * X[s2];
+          }
+        }
+        for (let r = 0; r < 4; r++) fit[5 * r] += 1e-12;
+        const coef = solve4(fit, rhs, k);  // (4, k): the value's and gradient's weights
+        const acc = new Map();  // handle -> [value, d/dx, d/dy, d/dz]
+        for (let q = 0; q < k; q++) {
+          const [idx, wt, o, K] = slots(near[e * k + q]);
+          for (let s2 = 0; s2 < K; s2++) {
+            const w = wt[o + s2];
+            if (w === 0) continue;
+            const hh = idx[o + s2];
+            if (!acc.has(hh)) acc.set(hh, [0, 0, 0, 0]);
+            const t = acc.get(hh);
+            for (let r = 0; r < 4; r++) t[r] += coef[r * k + q] * w;
+          }
+        }
+        for (let j = 0; j < 3; j++) {
+          const row = new Map();
+          for (const [hh, t] of acc) {
+            const add = (col, val) => row.set(col, (row.get(col) || 0) + val);
+            for (let i = 0; i < 3; i++) add(4 * hh + i, (at[3 * e + i] - c[3 * hh + i]) * t[1 + j]);
+            add(4 * hh + 3, t[1 + j]);
+            add(4 * hh + j, t[0]);
+          }
+          entries.push(row);
+        }
+      }
+    }
+    const indptr = new Int32Array(entries.length + 1);
+    entries.forEach((row, i) => { indptr[i + 1] = indptr[i] + row.size; });
+    const indices = new Int32Array(indptr[entries.length]);
+    const data = new Float64Array(indptr[entries.length]);
+    entries.forEach((row, i) => {
+      const cols = [...row.keys()].sort((x, y) => x - y);
+      cols.forEach((col, q) => { indices[indptr[i] + q] = col; data[indptr[i] + q] = row.get(col); });
+    });
+    return { indptr, indices, data, rows: entries.length, cols: H4 };
+  }
+
+  /** (12H, 12H) rest Hessian of the elastic energy, in Z's order (Elements.stiffness). */
+  _restHessian() {
+    const D = this.elements, d = this.d, n3 = 3 * this.H4, nd = 3 * d;
+    const K0 = new Float64Array(n3 * n3);
+    const cols = new Map();
+    for (let e = 0; e < this.E; e++) {
+      const C = tangent(this.law, this.F0.subarray(e * nd, (e + 1) * nd), d);
+      cols.clear();
+      for (let j = 0; j < d; j++) {
+        for (let p = D.indptr[e * d + j]; p < D.indptr[e * d + j + 1]; p++) {
+          if (!cols.has(D.indices[p])) cols.set(D.indices[p], cols.size);
+        }
+      }
+      const U = [...cols.keys()], u = U.length;
+      const G = new Float64Array(d * u);
+      for (let j = 0; j < d; j++) {
+        for (let p = D.indptr[e * d + j]; p < D.indptr[e * d + j + 1]; p++) {
+          G[j * u + cols.get(D.indices[p])] += D.data[p];
+        }
+      }
+      const m = this.measure[e];
+      const T = new Float64Array(u * 9 * d);  // T[a][c][c'][j'] = sum_j G[j,a] C[cd+j, c'd+j']
+      for (let ia = 0; ia < u; ia++) {
+        for (let c = 0; c < 3; c++) {
+          for (let c2 = 0; c2 < 3; c2++) {
+            for (let j2 = 0; j2 < d; j2++) {
+              let s = 0;
+              for (let j = 0; j < d; j++) s += G[j * u + ia] * C[(c * d + j) * nd + c2 * d + j2];
+              T[((ia * 3 + c) * 3 + c2) * d + j2] = m * s;
+            }
+          }
+        }
+      }
+      for (let ia = 0; ia < u; ia++) {
+        for (let ib = 0; ib < u; ib++) {
+          for (let c = 0; c < 3; c++) {
+            const row = (U[ia] * 3 + c) * n3;
+            for (let c2 = 0; c2 < 3; c2++) {
+              let s = 0;
+              for (let j2 = 0; j2 < d; j2++) s += T[((ia * 3 + c) * 3 + c2) * d + j2] * G[j2 * u + ib];
+              K0[row + U[ib] * 3 + c2] += s;
+            }
+          }
+        }
+      }
+    }
+    return K0;
+  }
+
+  /** N^T A N for A (m x m blocks of b x b, A (m b, m b)) -> (r b, r b), over N's nonzeros
+   * (each of its columns lies within a handle or a few). */
+  _project(A, m, b) {
+    const r = this.r, N = this.N, mb = m * b, rb = r * b;
+    if (!this.Nnz) {  // each row of N: its nonzero columns and values
+      this.Nnz = [];
+      for (let k = 0; k < m; k++) {
+        const cols = [], vals = [];
+        for (let i = 0; i < r; i++) if (N[k * r + i] !== 0) { cols.push(i); vals.push(N[k * r + i]); }
+        this.Nnz.push([Int32Array.from(cols), Float64Array.from(vals)]);
+      }
+    }
+    const B = new Float64Array(rb * mb);  // (r, b, m, b) = N^T A
+    for (let k = 0; k < m; k++) {
+      const [cols, vals] = this.Nnz[k];
+      for (let q = 0; q < cols.length; q++) {
+        const i = cols[q], nki = vals[q];
+        for (let x = 0; x < b; x++) {
+          const src = (k * b + x) * mb, dst = (i * b + x) * mb;
+          for (let y = 0; y < mb; y++) B[dst + y] += nki * A[src + y];
+        }
+      }
+    }
+    const tmp = new Float64Array(r);  // one (ix, y) row of B N, over N's columns
+    const out = new Float64Array(rb * rb);  // (r, b, r, b) = B N
+    for (let ix = 0; ix < rb; ix++) {
+      for (let y = 0; y < b; y++) {
+        tmp.fill(0);
+        for (let k = 0; k < m; k++) {
+          const v = B[ix * mb + k * b + y];
+          if (v === 0) continue;
+          const [cols, vals] = this.Nnz[k];
+          for (let q = 0; q < cols.length; q++) tmp[cols[q]] += v * vals[q];
+        }
+        for (let j = 0; j < r; j++) out[ix * rb + j * b + y] = tmp[j];
+      }
+    }
+    return out;
+  }
+
+  // -- forces and energies ----------------------------------------------------------------
+
+  airForce(x, xdot, t) {
+    const K = this.airIndex.length, f = new Float64Array(K * 3);
+    if (this.air === 0) return f;
+    const acc = new Float64Array(this.n * 3), faces = this.airFaces;
+    for (let q = 0; q < faces.length; q += 3) {
+      const i0 = 3 * faces[q], i1 = 3 * faces[q + 1], i2 = 3 * faces[q + 2];
+      const a0 = x[i1] - x[i0], a1 = x[i1 + 1] - x[i0 + 1], a2 = x[i1 + 2] - x[i0 + 2];
+      const b0 = x[i2] - x[i0], b1 = x[i2 + 1] - x[i0 + 1], b2 = x[i2 + 2] - x[i0 + 2];
+      const c0 = (a1 * b2 - a2 * b1) / 6, c1 = (a2 * b0 - a0 * b2) / 6, c2 = (a0 * b1 - a1 * b0) / 6;
+      for (const i of [i0, i1, i2]) {
+        acc[i] += c0;
+        acc[i + 1] += c1;
+        acc[i + 2] += c2;
+      }
+    }
+    const gust = 1 + this.gust * Math.sin(2 * Math.PI * this.k.gust_hz * t);
+    for (let k = 0; k < K; k++) {
+      const i = 3 * this.airIndex[k];
+      const n0 = acc[i], n1 = acc[i + 1], n2 = acc[i + 2];
+      const area = Math.sqrt(n0 * n0 + n1 * n1 + n2 * n2), inv = 1 / Math.max(area, 1e-30);
+      const vn = ((this.wind[0] * gust - xdot[i]) * n0 + (this.wind[1] * gust - xdot[i + 1]) * n1 +
+                  (this.wind[2] * gust - xdot[i + 2]) * n2) * inv;
+      const press = this.solid ? -(Math.min(vn, 0) ** 2) : vn * Math.abs(vn);
+      const s = this.air * press * area * this.airWeight[k] * inv;
+      f[3 * k] = s * n0;
+      f[3 * k + 1] = s * n1;
+      f[3 * k + 2] = s * n2;
+    }
+    return f;
+  }
+
+  /** Each handle's rotation at Z (shape matching over its points, a little of its own map),
+   * and bending's lagged linear part. */
+  rotations(Z) {
+    const H = this.H, P = this.materialRest.length / 3, km = this.km;
+    const x = mul(this.massRows, Z, 3);
+    for (let i = 0; i < x.length; i++) x[i] += this.materialRest[i];
+    const cov = new Float64Array(H * 9), wx = new Float64Array(H * 3);
+    for (let p = 0; p < P; p++) {
+      for (let s = 0; s < km; s++) {
+        const w = this.materialWeight[p * km + s];
+        if (w === 0) continue;
+        const hh = this.materialIndex[p * km + s];
+        for (let i = 0; i < 3; i++) {
+          wx[3 * hh + i] += w * x[3 * p + i];
+          for (let j = 0; j < 3; j++) cov[9 * hh + 3 * i + j] += w * x[3 * p + i] * this.materialRest[3 * p + j];
+        }
+      }
+    }
+    const F = new Float64Array(9), own = new Float64Array(9), R = new Float64Array(9);
+    for (let hh = 0; hh < H; hh++) {
+      for (let i = 0; i < 3; i++) {
+        for (let j = 0; j < 3; j++) F[3 * i + j] = (i === j ? 1 : 0) + Z[(4 * hh + j) * 3 + i];
+      }
+      polar(F, own);
+      for (let i = 0; i < 3; i++) {
+        for (let j = 0; j < 3; j++) {
+          F[3 * i + j] = cov[9 * hh + 3 * i + j] - wx[3 * hh + i] * this.materialCentres[3 * hh + j] +
+            this.materialSpread[hh] * own[3 * i + j];
+        }
+      }
+      polar(F, R);
+      this.Rh.set(R, 9 * hh);
+    }
+    if (this.bending) this._turnBending();
+  }
+
+  _turnBending() {
+    const B = this.bending, n = this.n, a = this.arrays, k = a.skin_index.shape[1];
+    const wd = new Float64Array(n * 3);
+    let c = 0;
+    for (let v = 0; v < n; v++) {
+      const R = new Float64Array(9);
+      for (let s = 0; s < k; s++) {
+        const w = a.skin_weight[v * k + s];
+        if (w === 0) continue;
+        const hh = a.skin_index[v * k + s];
+        for (let i = 0; i < 9; i++) R[i] += w * this.Rh[9 * hh + i];
+      }
+      for (let i = 0; i < 3; i++) {
+        const d = B.rest[3 * v + i] - (R[3 * i] * B.rest[3 * v] + R[3 * i + 1] * B.rest[3 * v + 1] +
+                                       R[3 * i + 2] * B.rest[3 * v + 2]);
+        wd[3 * v + i] = d * B.invArea[v];
+        c += d * wd[3 * v + i];
+      }
+    }
+    const Ltwd = mulT(B.L, wd, 3, new Float64Array(n * 3));
+    const b = mulT(this.vertexRows, Ltwd, 3, new Float64Array(this.H4 * 3));
+    for (let i = 0; i < b.length; i++) b[i] *= B.rigidity;
+    this.bend = { b, c: 0.5 * B.rigidity * c };
+  }
+
+  /** T s (each handle's rows turned by its rotation) or T^T s. */
+  _turn(s, inverse = false) {
+    const out = new Float64Array(s.length);
+    for (let hh = 0; hh < this.H; hh++) {
+      const R = this.Rh.subarray(9 * hh, 9 * hh + 9);
+      for (let r = 0; r < 4; r++) {
+        const o = (4 * hh + r) * 3;
+        for (let j = 0; j < 3; j++) {
+          out[o + j] = inverse
+            ? s[o] * R[j] + s[o + 1] * R[3 + j] + s[o + 2] * R[6 + j]
+            : s[o] * R[3 * j] + s[o + 1] * R[3 * j + 1] + s[o + 2] * R[3 * j + 2];
+        }
+      }
+    }
+    return out;
+  }
+
+  potential(Z, Zn, Zt, contact) {
+    const H4 = this.H4, h = this.hh, n3 = 3 * H4, sk = this.stiffness;
+    const dZ = new Float64Array(n3);
+    for (let i = 0; i < n3; i++) dZ[i] = Z[i] - Zt[i];
+    const grad = dense(this.M, dZ, H4, H4, 3);
+    let val = 0.5 * dot(dZ, grad) / (h * h);
+    for (let i = 0; i < n3; i++) grad[i] /= h * h;
+    // the material's energy at its elements
+    const D = this.elements, d = this.d, nd = 3 * d;
+    const DZ = mul(D, Z, 3);
+    const F = new Float64Array(nd), P = new Float64Array(nd), W = new Float64Array(DZ.length);
+    let elastic = 0;
+    for (let e = 0; e < this.E; e++) {
+      for (let c = 0; c < 3; c++) {
+        for (let j = 0; j < d; j++) F[c * d + j] = this.F0[e * nd + c * d + j] + DZ[(e * d + j) * 3 + c];
+      }
+      const m = this.measure[e];
+      elastic += m * material(this.law, F, d, P);
+      for (let c = 0; c < 3; c++) for (let j = 0; j < d; j++) W[(e * d + j) * 3 + c] = m * P[c * d + j];
+    }
+    const ge = mulT(D, W, 3, new Float64Array(n3));
+    val += sk * elastic;
+    for (let i = 0; i < n3; i++) grad[i] += sk * ge[i];
+    if (this.bending) {
+      const QZ = dense(this.bending.Q, Z, H4, H4, 3);
+      val += sk * (0.5 * dot(Z, QZ) + dot(Z, this.bend.b) + this.bend.c);
+      for (let i = 0; i < n3; i++) grad[i] += sk * (QZ[i] + this.bend.b[i]);
+    }
+    if (this.beta > 0) {  // Rayleigh damping: the rest stiffness turned by the handles
+      const s = new Float64Array(n3);
+      for (let i = 0; i < n3; i++) s[i] = Z[i] - Zn[i];
+      const Ks = this._turn(dense(this.K0, this._turn(s, true), n3, n3, 1), false);
+      const b = sk * this.beta / h;
+      val += 0.5 * b * dot(s, Ks);
+      for (let i = 0; i < n3; i++) grad[i] += b * Ks[i];
+    }
+    if (contact) val += this._contactEnergy(contact, Z, Zn, grad);
+    if (this.pull) {  // the page's pulling spring
+      const p = this.pull, x = mul(p.rows, Z, 3);
+      const f = [0, 1, 2].map((c) => p.k * (x[c] + p.rest[c] - p.target[c]));
+      val += 0.5 * (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) / p.k;
+      mulT(p.rows, f, 3, grad);
+    }
+    return [val, grad];
+  }
+
+  _contactEnergy(ct, Z, Zn, grad) {
+    const n = ct.rows.rows, eps = this.k.slip * this.hh;
+    const zy = new Float64Array(this.H4), dy = new Float64Array(this.H4);
+    for (let a = 0; a < this.H4; a++) { zy[a] = Z[3 * a + 1]; dy[a] = Z[3 * a + 1] - Zn[3 * a + 1]; }
+    const y = mul(ct.rows, zy, 1);
+    const force = new Float64Array(n);
+    let val = 0;
+    for (let i = 0; i < n; i++) {
+      const pen = Math.min(ct.yRest[i] + y[i], 0);
+      val += 0.5 * ct.k[i] * pen * pen;
+      force[i] = ct.k[i] * pen;
+    }
+    if (ct.dashpot) {
+      const down = mul(ct.rows, dy, 1);
+      for (let i = 0; i < n; i++) {
+        const dd = Math.min(down[i], 0) * (ct.close[i] ? 1 : 0);
+        val += 0.5 * ct.dashpot[i] * dd * dd;
+        force[i] += ct.dashpot[i] * dd;
+      }
+    }
+    const gy = mulT(ct.rows, force, 1, new Float64Array(this.H4));
+    for (let a = 0; a < this.H4; a++) grad[3 * a + 1] += gy[a];
+    if (ct.friction && ct.friction.length) {
+      const dZ = new Float64Array(Z.length);
+      for (let i = 0; i < Z.length; i++) dZ[i] = Z[i] - Zn[i];
+      const ut = mul(ct.rowsF, dZ, 3);
+      const ft = new Float64Array(ut.length);
+      for (let i = 0; i < ct.friction.length; i++) {
+        const u0 = ut[3 * i], u1 = ut[3 * i + 2], st = Math.hypot(u0, u1);
+        const lo = st < eps;
+        const f0 = lo ? -(st ** 3) / (3 * eps * eps) + st * st / eps + eps / 3 : st;
+        const f1 = lo ? -(st * st) / (eps * eps) + 2 * st / eps : 1;
+        val += ct.friction[i] * f0;
+        const coef = ct.friction[i] * f1 / Math.max(st, 1e-30);
+        ft[3 * i] = coef * u0;
+        ft[3 * i + 2] = coef * u1;
+      }
+      mulT(ct.rowsF, ft, 3, grad);
+    }
+    return val;
+  }
+
+  // -- the preconditioner -----------------------------------------------------------------
+
+  _turned() {
+    let lo = 1;
+    for (let hh = 0; hh < this.H; hh++) {
+      let tr = 0;
+      for (let i = 0; i < 9; i++) tr += this.factorR[9 * hh + i] * this.Rh[9 * hh + i];
+      lo = Math.min(lo, (tr - 1) / 2);
+    }
+    return Math.acos(Math.min(Math.max(lo, -1), 1));
+  }
+
+  _factor(ct) {
+    const H4 = this.H4, h = this.hh, n3 = 3 * H4, sk = this.stiffness;
+    const A = new Float64Array(n3 * n3);
+    const s = (1 + this.beta / h) * sk, K0 = this.K0, R = this.Rh;
+    // (1 + beta/h) R_i K0_ij R_j^T
+    const tmp = new Float64Array(9);
+    for (let i = 0; i < H4; i++) {
+      const ri = 9 * (i >> 2);
+      for (let j = 0; j < H4; j++) {
+        const rj = 9 * (j >> 2);
+        for (let a = 0; a < 3; a++) {
+          for (let b = 0; b < 3; b++) {
+            const row = (3 * i) * n3 + 3 * j + b;
+            tmp[3 * a + b] = R[ri + 3 * a] * K0[row] + R[ri + 3 * a + 1] * K0[row + n3] +
+              R[ri + 3 * a + 2] * K0[row + 2 * n3];
+          }
+        }
+        for (let a = 0; a < 3; a++) {
+          for (let b = 0; b < 3; b++) {
+            A[(3 * i + a) * n3 + 3 * j + b] = s * (tmp[3 * a] * R[rj + 3 * b] +
+              tmp[3 * a + 1] * R[rj + 3 * b + 1] + tmp[3 * a + 2] * R[rj + 3 * b + 2]);
+          }
+        }
+      }
+    }
+    for (let i = 0; i < H4; i++) {
+      for (let j = 0; j < H4; j++) {
+        let iso = this.M[i * H4 + j] / (h * h);
+        if (this.bending) iso += sk * this.bending.Q[i * H4 + j];
+        for (let c = 0; c < 3; c++) A[(3 * i + c) * n3 + 3 * j + c] += iso;
+      }
+    }
+    if (ct) {
+      const eps = this.k.slip * h;
+      const close = [], kc = [];
+      for (let i = 0; i < ct.rows.rows; i++) {
+        if (!ct.close[i]) continue;
+        close.push(i);
+        kc.push(ct.k[i] + (ct.dashpot ? ct.dashpot[i] : 0));
+      }
+      gram(take(ct.rows, close), kc, A, H4, 3, 1);
+      if (ct.friction && ct.friction.length) {
+        const kf = ct.friction.map((f, i) => {
+          const sl = Math.max(ct.slide[i], 1e-3 * eps);
+          return f * (sl < eps ? 2 / eps - sl / (eps * eps) : 1 / sl);
+        });
+        gram(ct.rowsF, kf, A, H4, 3, 0);
+        gram(ct.rowsF, kf, A, H4, 3, 2);
+      }
+    }
+    if (this.pull) {
+      const k3 = [this.pull.k];
+      for (let c = 0; c < 3; c++) gram(this.pull.rows, k3, A, H4, 3, c);
+    }
+    const Ar = this.r < H4 ? this._project(A, H4, 3) : A;
+    this.factor = cholesky(Ar, 3 * this.r);
+    this.factorR = Float64Array.from(this.Rh);
+  }
+
+  _solve(g) { return cholSolve(this.factor, Float64Array.from(g), 1); }
+
+  /** N (N^T M N)^-1 N^T f: the accelerations (4H, 3) a force gives. */
+  accelerate(f) {
+    const y = dense(this.N, f, this.r, this.H4, 3, true);
+    cholSolve(this.massFactor, y, 3);
+    return dense(this.N, y, this.H4, this.r, 3);
+  }
+
+  // -- one step ---------------------------------------------------------------------------
+
+  _contact(xt, xd) {
+    const T = this.touch, C = T.rows.rows, h = this.h, size = this.size;
+    const index = [], active = new Uint8Array(C);
+    for (let i = 0; i < C; i++) {
+      const y = xt[3 * i + 1], fall = 2 * h * Math.max(-xd[3 * i + 1], 0);
+      if (y < fall + this.k.reach * size) index.push(i);
+      active[i] = y - fall < this.k.penetration * size * 0.5 ? 1 : 0;
+    }
+    if (!index.length) return [null, active];
+    const n = index.length;
+    const ct = { rows: take(T.rows, index), k: new Float64Array(n), close: new Uint8Array(n),
+                 yRest: new Float64Array(n), dashpot: T.dashpot ? new Float64Array(n) : null };
+    const lam = new Float64Array(n), slide = new Float64Array(n);
+    index.forEach((i, q) => {
+      ct.k[q] = T.k[i];
+      ct.close[q] = active[i];
+      ct.yRest[q] = T.rest[3 * i + 1];
+      if (ct.dashpot) ct.dashpot[q] = T.dashpot[i] / this.hh;
+      lam[q] = T.k[i] * Math.max(-xt[3 * i + 1], 0);
+      slide[q] = this.hh * Math.hypot(xd[3 * i], xd[3 * i + 2]);
+    });
+    ct.friction = null;
+    if (this.friction > 0) {
+      const touching = [];
+      for (let q = 0; q < n; q++) if (this.friction * lam[q] > 0) touching.push(q);
+      ct.rowsF = take(ct.rows, touching);
+      ct.friction = Float64Array.from(touching, (q) => this.friction * lam[q]);
+      ct.slide = Float64Array.from(touching, (q) => slide[q]);
+    }
+    return [ct, active];
+  }
+
+  /** One step of ``state`` (Z, V, t, x, xdot, previous) on, in place. */
+  step(st) {
+    const H4 = this.H4, n3 = 3 * H4, h = this.h;
+    const fAir = this.airForce(st.x, st.xdot, st.t);
+    const fExt = mulT(this.airRows, fAir, 3, new Float64Array(n3));
+    for (let i = 0; i < n3; i++) fExt[i] += this.gravityOn * this.gravity[i];
+    let Zb, Vb;
+    if (!st.previous) {
+      Zb = st.Z;
+      Vb = st.V;
+      this.hh = h;
+    } else {
+      const [Zp, Vp] = st.previous;
+      Zb = new Float64Array(n3);
+      Vb = new Float64Array(n3);
+      for (let i = 0; i < n3; i++) {
+        Zb[i] = (4 * st.Z[i] - Zp[i]) / 3;
+        Vb[i] = (4 * st.V[i] - Vp[i]) / 3;
+      }
+      this.hh = 2 * h / 3;
+    }
+    const hh = this.hh, acc = this.accelerate(fExt);
+    const Zt = new Float64Array(n3);
+    for (let i = 0; i < n3; i++) Zt[i] = Zb[i] + hh * Vb[i] + hh * hh * acc[i];
+    let contact = null, active = new Uint8Array(0);
+    if (this.touch) {
+      const xt = mul(this.touch.T, st.x, 3), xd = mul(this.touch.T, st.xdot, 3);
+      [contact, active] = this._contact(xt, xd);
+    }
+    const key = `${active.join("")}|${hh}|${this.pull ? 1 : 0}`;
+    this.rotations(st.Z);
+    const sliding = contact && contact.friction && contact.friction.length > 0;
+    this.sinceFactor = (this.sinceFactor || 0) + 1;
+    const stale = (sliding || this._turned() > this.k.turn) && this.sinceFactor > this.lazy;
+    if (!this.factor || key !== this.factorKey || stale) {
+      this._factor(contact);
+      this.factorKey = key;
+      this.sinceFactor = 0;
+      this.factors = (this.factors || 0) + 1;
+    }
+    const [Znew, iters] = this._minimize(Zb, Zt, contact);
+    const Vnew = new Float64Array(n3);
+    for (let i = 0; i < n3; i++) Vnew[i] = (Znew[i] - Zb[i]) / hh;
+    for (const v of Znew) if (!Number.isFinite(v)) throw new Error(`the motion diverged at ${st.t.toFixed(3)} s`);
+    st.previous = [st.Z, st.V];
+    st.Z = Znew;
+    st.V = Vnew;
+    st.x = this.positions(Znew);
+    st.xdot = mul(this.vertexRows, Vnew, 3);
+    st.t += h;
+    st.steps += 1;
+    st.iterations += iters;
+  }
+
+  /** Pull vertex ``p`` toward ``target`` (3, metres) with a spring of ``k`` N/m (null:
+   * let go); the preconditioner takes the spring at the next step. */
+  pullVertex(p, target, k) {
+    if (p === null) { this.pull = null; return; }
+    const rest = [0, 1, 2].map((c) => this.rest[3 * p + c]);
+    this.pull = { rows: take(this.vertexRows, [p]), rest, target: Float64Array.from(target), k };
+  }
+
+  /** The momentum (4H, 3) of an impulse ``j`` (3, N s) on vertex ``p``. */
+  impulse(p, j) {
+    return mulT(take(this.vertexRows, [p]), Float64Array.from(j), 3,
+                new Float64Array(this.H4 * 3));
+  }
+
+  /** The state at the clip's frame ``f`` (its coordinates stored; its velocities from
+   * the frames beside it), to step on from. */
+  clipState(f) {
+    const a = this.arrays, n3 = this.H4 * 3, fps = this.values.fps;
+    const Z = Float64Array.from(a.clip_coords.subarray(f * n3, (f + 1) * n3));
+    let V = a.start_velocity;
+    if (f > 0) {
+      V = new Float64Array(n3);
+      const prev = a.clip_coords.subarray((f - 1) * n3, f * n3);
+      for (let i = 0; i < n3; i++) V[i] = (Z[i] - prev[i]) * fps;
+    }
+    return this.start(Z, V, f / fps);
+  }
+
+  /** A velocity jump from a momentum (4H, 3) on the coordinates; the next step is Euler's. */
+  push(st, momentum) {
+    const dv = this.accelerate(momentum);
+    for (let i = 0; i < dv.length; i++) st.V[i] += dv[i];
+    st.previous = null;
+    st.xdot = mul(this.vertexRows, st.V, 3);
+  }
+
+  _minimize(Zn, Zt, contact) {
+    const N = this.N, r = this.r, H4 = this.H4, h = this.hh;
+    const toZ = (Y) => dense(N, Y, H4, r, 3);
+    const toY = (Zg) => dense(N, Zg, r, H4, 3, true);
+    let Y = toY(Zt);
+    let [val, gz] = this.potential(toZ(Y), Zn, Zt, contact);
+    let g = toY(gz);
+    const sHist = [], yHist = [];
+    const dz = new Float64Array(Zt.length);
+    for (let i = 0; i < dz.length; i++) dz[i] = Zt[i] - Zn[i];
+    const moving = 0.5 * dot(dz, dense(this.M, dz, H4, H4, 3)) / (h * h);
+    const scale = this.k.tolerance * Math.max(this.weight + moving, Math.abs(val), 1e-300);
+    for (let it = 1; it <= this.k.iterations; it++) {
+      const d = this._twoLoop(g, sHist, yHist);
+      for (let i = 0; i < d.length; i++) d[i] = -d[i];
+      const slope = dot(g, d);
+      if (-slope < scale) return [toZ(Y), it - 1];
+      let alpha = 1, Yc, vc, ok = false;
+      for (let tries = 0; tries < 12; tries++) {
+        Yc = new Float64Array(Y.length);
+        for (let i = 0; i < Y.length; i++) Yc[i] = Y[i] + alpha * d[i];
+        [vc, gz] = this.potential(toZ(Yc), Zn, Zt, contact);
+        if (vc <= val + 1e-4 * alpha * slope) { ok = true; break; }
+        alpha *= 0.5;
+      }
+      if (!ok) return [toZ(Y), it];
+      const gc = toY(gz);
+      const s = new Float64Array(Y.length), y = new Float64Array(Y.length);
+      for (let i = 0; i < Y.length; i++) { s[i] = Yc[i] - Y[i]; y[i] = gc[i] - g[i]; }
+      sHist.push(s);
+      yHist.push(y);
+      if (sHist.length > this.k.history) { sHist.shift(); yHist.shift(); }
+      Y = Yc;
+      val = vc;
+      g = gc;
+    }
+    return [toZ(Y), this.k.iterations];
+  }
+
+  _twoLoop(g, sHist, yHist) {
+    let q = Float64Array.from(g);
+    const alphas = [];
+    for (let k = sHist.length - 1; k >= 0; k--) {
+      const sy = dot(sHist[k], yHist[k]);
+      if (sy <= 1e-300) { alphas.push(null); continue; }
+      const a = dot(sHist[k], q) / sy;
+      alphas.push([a, sy]);
+      for (let i = 0; i < q.length; i++) q[i] -= a * yHist[k][i];
+    }
+    const r = this._solve(q);
+    for (let k = 0; k < sHist.length; k++) {
+      const a = alphas[sHist.length - 1 - k];
+      if (a === null) continue;
+      const b = dot(yHist[k], r) / a[1];
+      for (let i = 0; i < r.length; i++) r[i] += sHist[k][i] * (a[0] - b);
+    }
+    return r;
+  }
+}
+
+/** Integrate ``seconds`` from the model's start (its pushes applied as they come) ->
+ * vertex positions (N * 3 floats, metres) at each frame, the first at rest. */
+export function integrate(stepper, seconds) {
+  const v = stepper.values, a = stepper.arrays;
+  const st = stepper.start();
+  const frames = [Float64Array.from(st.x)];
+  const pushes = a.push_time ? Array.from(a.push_time, (t, i) => [t, i]) : [];
+  const n3 = stepper.H4 * 3;
+  const count = Math.floor(seconds * v.fps + 1e-9);
+  for (let fi = 1; fi <= count; fi++) {
+    for (let s = 0; s < v.substeps; s++) {
+      const t = ((fi - 1) * v.substeps + s) * v.step;
+      while (pushes.length && pushes[0][0] <= t + 1e-12) {
+        const i = pushes.shift()[1];
+        stepper.push(st, a.push_momentum.subarray(i * n3, (i + 1) * n3));
+      }
+      st.t = t;
+      stepper.step(st);
+    }
+    frames.push(Float64Array.from(st.x));
+  }
+  return { frames, steps: st.steps, iterations: st.iterations };
+}
+
+/** Column-major 4x4 bone matrices (16 floats a handle) of the skinning that Z gives:
+ * x -> x + A_h (x - c_h) + t_h, so that sum_h w_h T_h x is the rest point moved by Z. */
+export function boneMatrices(Z, centres, out) {
+  const H = centres.length / 3;
+  for (let hh = 0; hh < H; hh++) {
+    const o = 16 * hh;
+    const t = [0, 1, 2].map((i) => Z[(4 * hh + 3) * 3 + i]);
+    for (let i = 0; i < 3; i++) {  // A[i][j] = Z[(4h + j) * 3 + i]
+      let ac = 0;
+      for (let j = 0; j < 3; j++) {
+        const A = Z[(4 * hh + j) * 3 + i];
+        out[o + 4 * j + i] = (i === j ? 1 : 0) + A;
+        ac += A * centres[3 * hh + j];
+      }
+      out[o + 12 + i] = t[i] - ac;
+    }
+    out[o + 3] = 0;
+    out[o + 7] = 0;
+    out[o + 11] = 0;
+    out[o + 15] = 1;
+  }
+  return out;
+}

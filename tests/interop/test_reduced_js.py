@@ -1,0 +1,35 @@
+"""The page's own steps (render/web/reduced.js, run by node through tools/reduced_run.mjs)
+integrate the reduced model as `neurok animate` does (deform/handle_motion.py): from the
+model's bytes alone, the same frames to rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neurok_cli.deform.handle_motion import handle_motion
+from neurok_cli.io.reduced import pack
+from tests.conftest import ROOT
+from tests.deform.test_reduced_model import flapping_sheet, pushed_box
+from tests.interop.conftest import run_node
+
+SCRIPT = ROOT / "tools" / "reduced_run.mjs"
+
+
+@pytest.mark.parametrize("case", [pushed_box, flapping_sheet])
+def test_the_page_s_steps_are_animate_s(case, tmp_path):
+    """A soft box pushed as it drops (contact, friction, a push, still air) and a sheet held
+    by its edge in a gusty wind (membrane, bending, pins, wind)."""
+    v, f, cfg = case()
+    motion = handle_motion(v, f, cfg, handles=8)
+    model = tmp_path / "model.bin"
+    model.write_bytes(pack(motion.model))
+    out = tmp_path / "frames.bin"
+    report = run_node(SCRIPT, str(model), repr(cfg.seconds), str(out))
+    ours = motion.frames[0]
+    theirs = np.fromfile(out).reshape(ours.shape)
+    assert report["steps"] == motion.stats["steps"]
+    assert report["iterations"] == pytest.approx(motion.stats["iterations"], rel=0.05)
+    size = float(np.ptp(v, axis=0).max())
+    assert np.abs(theirs - ours).max() < 1e-7 * size
+    assert np.abs(ours[-1] - ours[0]).max() > 0.05 * size  # (it moved)

@@ -1,0 +1,86 @@
+// Drive the live object of a page `neurok animate X -o x.html` wrote, in headless Chromium
+// from file://, and report what it did (tests/interop/test_page.py).
+//
+//   node tools/page_live.mjs PAGE.html SECONDS [drag]
+//
+// Prints JSON: {errors, handles, fps, steps: the page's own run from the clip's start
+// (window.neurok.live.integrate), clip: the baked clip at the same frames (sample), and with
+// "drag": a drag with the mouse from the middle of the view (moved: the most a vertex
+// moved, live: whether the page went live), then a scripted pull of the top vertex upward
+// for a second (pulled: how far it rose, m in world units), let go, four seconds on
+// (speed: the fastest vertex then, world units a second; size: the clip's diagonal).
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import { chromium } from "playwright-core";
+
+const [file, seconds, mode] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+         "--disable-background-networking"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  await page.goto(pathToFileURL(resolve(file)).href);
+  await page.waitForFunction(() => window.neurok && (window.neurok.ready || window.neurok.error),
+                             null, { timeout: 120000 });
+  const result = await page.evaluate((seconds) => {
+    const n = window.neurok;
+    if (!n.ready) return { error: n.error };
+    n.pause();
+    const steps = n.live.integrate(seconds);
+    const fps = (steps.length - 1) / seconds;
+    const clip = steps.map((_, f) => n.sample(f / fps));
+    return { handles: n.live.handles, fps, steps, clip };
+  }, Number(seconds));
+  if (result.error) errors.push(`not ready: ${result.error}`);
+  if (mode === "drag" && !result.error) {
+    const before = await page.evaluate(() => { window.neurok.seek(window.neurok.duration);
+                                               window.neurok.play();
+                                               return window.neurok.sample(window.neurok.duration); });
+    await page.mouse.move(400, 300);
+    await page.mouse.down();
+    for (let k = 1; k <= 20; k++) {
+      await page.mouse.move(400 + 4 * k, 300 - 6 * k);
+      await page.waitForTimeout(50);
+    }
+    await page.waitForTimeout(500);
+    Object.assign(result, await page.evaluate((before) => {
+      const n = window.neurok, now = n.live.positions();
+      let moved = 0;
+      for (let i = 0; i < now.length; i += 3) {
+        moved = Math.max(moved, Math.hypot(now[i] - before[i], now[i + 1] - before[i + 1],
+                                           now[i + 2] - before[i + 2]));
+      }
+      return { moved, live: n.live.isLive() };
+    }, before));
+    await page.mouse.up();
+    Object.assign(result, await page.evaluate(() => {
+      const n = window.neurok;
+      n.pause();
+      n.live.step(2);  // what the mouse left moving settles
+      const x = n.live.positions();
+      let top = 0;
+      for (let i = 0; i < x.length; i += 3) if (x[i + 1] > x[top + 1]) top = i;
+      let lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+      for (let i = 0; i < x.length; i += 3) {
+        for (let c = 0; c < 3; c++) { lo[c] = Math.min(lo[c], x[i + c]); hi[c] = Math.max(hi[c], x[i + c]); }
+      }
+      const size = Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
+      const target = [x[top], x[top + 1] + 0.3 * size, x[top + 2]];
+      n.live.pull(top / 3, target);
+      n.live.step(1);
+      const pulled = n.live.positions()[top + 1] - x[top + 1];
+      n.live.release();
+      n.live.step(4);
+      return { pulled, size, speed: n.live.speed() };
+    }));
+  }
+  result.errors = errors;
+  console.log(JSON.stringify(result));
+} finally {
+  await browser.close();
+}

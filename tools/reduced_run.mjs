@@ -1,0 +1,21 @@
+// Integrate a reduced model (io/reduced.py's bytes) with the page's own steps
+// (neurok_cli/render/web/reduced.js) and write every frame's vertices, float64
+// little-endian (frames, vertices, 3), for tests/interop/test_reduced_js.py.
+//   node tools/reduced_run.mjs MODEL SECONDS OUT
+import { readFileSync, writeFileSync } from "node:fs";
+import { integrate, readModel, Stepper } from "../neurok_cli/render/web/reduced.js";
+
+const [model, seconds, out] = process.argv.slice(2);
+const bytes = readFileSync(model);
+const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+const start = performance.now();
+const stepper = new Stepper(readModel(buffer));
+const ready = performance.now();
+const run = integrate(stepper, Number(seconds));
+const done = performance.now();
+const all = new Float64Array(run.frames.length * run.frames[0].length);
+run.frames.forEach((f, i) => all.set(f, i * f.length));
+writeFileSync(out, Buffer.from(all.buffer));
+console.log(JSON.stringify({ frames: run.frames.length, steps: run.steps,
+                             iterations: run.iterations / Math.max(run.steps, 1),
+                             setup_s: (ready - start) / 1000, step_ms: (done - ready) / run.steps }));
