@@ -1,16 +1,18 @@
 // Frame times of a page `neurok animate X -o x.html` wrote, playing in headless Chromium.
 //
-//   node tools/page_frames.mjs PAGE.html SECONDS [WIDTH HEIGHT]
+//   node tools/page_frames.mjs PAGE.html SECONDS [WIDTH HEIGHT] [live]
 //
 // Opens the page from file:// (WebGL from SwiftShader, Chromium's software renderer, unless
-// the machine gives Chromium a GPU), plays the clip from its start and records the interval
-// between requestAnimationFrame callbacks for SECONDS. Prints JSON: {frames, intervals_ms}.
+// the machine gives Chromium a GPU), plays the clip from its start (with "live": the object
+// itself from the clip's end, stepped by the page) and records the interval between
+// requestAnimationFrame callbacks for SECONDS. Prints JSON: {frames, intervals_ms, rate:
+// the live motion's seconds a second of the page's}.
 
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { chromium } from "playwright-core";
 
-const [file, secondsArg, w = "800", h = "600"] = process.argv.slice(2);
+const [file, secondsArg, w = "800", h = "600", mode = ""] = process.argv.slice(2);
 if (!file || !secondsArg) {
   console.error("usage: node page_frames.mjs PAGE.html SECONDS [WIDTH HEIGHT]");
   process.exit(2);
@@ -25,8 +27,9 @@ try {
   await page.goto(pathToFileURL(resolve(file)).href);
   await page.waitForFunction(() => window.neurok && (window.neurok.ready || window.neurok.error),
                              null, { timeout: 300000 });
-  const intervals = await page.evaluate((seconds) => new Promise((done) => {
-    window.neurok.seek(0);
+  const intervals = await page.evaluate(([seconds, live]) => new Promise((done) => {
+    window.neurok.seek(live ? window.neurok.duration : 0);
+    if (live) window.neurok.live.enter(window.neurok.duration);
     window.neurok.play();
     const out = [];
     let last = null;
@@ -37,8 +40,9 @@ try {
       if (now < end) requestAnimationFrame(tick); else done(out);
     };
     requestAnimationFrame(tick);
-  }), Number(secondsArg));
-  console.log(JSON.stringify({ frames: intervals.length, intervals_ms: intervals }));
+  }), [Number(secondsArg), mode === "live"]);
+  const rate = mode === "live" ? await page.evaluate(() => window.neurok.live.rate()) : null;
+  console.log(JSON.stringify({ frames: intervals.length, intervals_ms: intervals, rate }));
 } finally {
   await browser.close();
 }

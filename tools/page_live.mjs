@@ -1,19 +1,20 @@
 // Drive the live object of a page `neurok animate X -o x.html` wrote, in headless Chromium
 // from file://, and report what it did (tests/interop/test_page.py).
 //
-//   node tools/page_live.mjs PAGE.html SECONDS [drag]
+//   node tools/page_live.mjs PAGE.html SECONDS [drag [SHOT.png]]
 //
 // Prints JSON: {errors, handles, fps, steps: the page's own run from the clip's start
 // (window.neurok.live.integrate), clip: the baked clip at the same frames (sample), and with
-// "drag": a drag with the mouse from the middle of the view (moved: the most a vertex
-// moved, live: whether the page went live), then a scripted pull of the top vertex upward
+// "drag": a drag with the mouse from where the vertex nearest the middle is shown, up and
+// right (moved: the most a vertex moved, live: whether the page went live; SHOT.png: a
+// screenshot while it pulls), then a scripted pull of the top vertex upward
 // for a second (pulled: how far it rose, m in world units), let go, four seconds on
 // (speed: the fastest vertex then, world units a second; size: the clip's diagonal).
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { chromium } from "playwright-core";
 
-const [file, seconds, mode] = process.argv.slice(2);
+const [file, seconds, mode, shot] = process.argv.slice(2);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
@@ -38,16 +39,27 @@ try {
   }, Number(seconds));
   if (result.error) errors.push(`not ready: ${result.error}`);
   if (mode === "drag" && !result.error) {
-    const before = await page.evaluate(() => { window.neurok.seek(window.neurok.duration);
-                                               window.neurok.play();
-                                               return window.neurok.sample(window.neurok.duration); });
-    await page.mouse.move(400, 300);
+    const [before, from] = await page.evaluate(() => {
+      const n = window.neurok, t = n.duration;
+      n.seek(t);
+      const x = n.sample(t);
+      const c = [0, 1, 2].map((k) => x.filter((_, i) => i % 3 === k).reduce((a, b) => a + b) * 3 / x.length);
+      let best = 0, near = Infinity;
+      for (let i = 0; i < x.length; i += 3) {
+        const d = Math.hypot(x[i] - c[0], x[i + 1] - c[1], x[i + 2] - c[2]);
+        if (d < near) { near = d; best = i; }
+      }
+      n.play();
+      return [x, n.live.screen(best / 3)];
+    });
+    await page.mouse.move(from[0], from[1]);
     await page.mouse.down();
     for (let k = 1; k <= 20; k++) {
-      await page.mouse.move(400 + 4 * k, 300 - 6 * k);
+      await page.mouse.move(from[0] + 3 * k, from[1] - 5 * k);
       await page.waitForTimeout(50);
     }
     await page.waitForTimeout(500);
+    if (shot) await page.screenshot({ path: shot });
     Object.assign(result, await page.evaluate((before) => {
       const n = window.neurok, now = n.live.positions();
       let moved = 0;

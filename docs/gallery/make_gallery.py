@@ -9,9 +9,9 @@ Each clip is animated by the `neurok` command exactly as listed in CLIPS (with t
 weights), then four stills are rendered by `neurok preview` (at the start, 1/3, 2/3 and the
 end, framed on the whole clip) and laid side by side in `docs/gallery/NAME.png`, reduced to
 a 64-colour palette so the whole gallery stays a few hundred KB. A PAGES clip is written as a
-web page instead (`-o NAME.html`) and its screenshot after a second of playing in headless
-Chromium (`tools/page_check.mjs`: node, `npm ci --prefix tools` and Chromium) is the
-picture. About 2 minutes on 2 cores.
+web page instead (`-o NAME.html`) and its screenshot in headless Chromium, live after its
+clip while the mouse pulls it (`tools/page_live.mjs`: node, `npm ci --prefix tools` and
+Chromium), is the picture. About 2 minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -90,12 +90,12 @@ def neurok(*args: str) -> None:
 
 
 def make_page(name: str, tmp: Path) -> Path:
-    """Animate one clip as a page and keep a screenshot of it playing."""
+    """Animate one clip as a page and keep a screenshot of it live, pulled by the mouse."""
     src, opts = PAGES[name]
     page, shot = tmp / f"{name}.html", tmp / f"{name}.png"
     neurok("animate", str(ROOT / src), "-o", str(page), *opts)
-    subprocess.run(["node", str(ROOT / "tools" / "page_check.mjs"), str(page), str(shot), "0"],
-                   check=True, capture_output=True)
+    subprocess.run(["node", str(ROOT / "tools" / "page_live.mjs"), str(page), "0.1", "drag",
+                    str(shot)], check=True, capture_output=True)
     out = HERE / f"{name}.png"
     Image.open(shot).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(
         out, optimize=True)

@@ -13,38 +13,13 @@ was 1.3 MB.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import scipy.sparse as sp
 
+from ..io.reduced import FORMAT, VERSION, ReducedModel
 from ..scenario.mass import AIR_DENSITY, DRAG
 
-FORMAT = "neurok-reduced-model"
-VERSION = 1
 AIR_COEFFICIENT = 0.5 * AIR_DENSITY * DRAG  # air's pressure over v^2 (a page's wind turns it on)
-
-
-@dataclass
-class ReducedModel:
-    """Named arrays (float64, int32, or float32 for the clip's coordinates) and JSON values."""
-
-    arrays: dict[str, np.ndarray] = field(default_factory=dict)
-    values: dict = field(default_factory=dict)
-
-    def csr(self, name: str) -> sp.csr_matrix:
-        """The sparse matrix stored as ``name``_indptr, _indices, _data and _shape."""
-        a = self.arrays
-        return sp.csr_matrix((a[f"{name}_data"], a[f"{name}_indices"], a[f"{name}_indptr"]),
-                             shape=tuple(int(s) for s in a[f"{name}_shape"]))
-
-    def padded(self, name: str, shape: tuple[int, int]) -> sp.csr_matrix:
-        """The (n, H) weights stored as ``name``_index and ``name``_weight (n, K)."""
-        idx, w = self.arrays[f"{name}_index"], self.arrays[f"{name}_weight"]
-        rows = np.repeat(np.arange(len(idx)), idx.shape[1])
-        out = sp.csr_matrix((w.ravel(), (rows, idx.ravel())), shape=shape)
-        out.eliminate_zeros()
-        return out
 
 
 def _put_csr(arrays: dict, name: str, m: sp.spmatrix) -> None:

@@ -14,7 +14,7 @@ from ..scenario.conditions import Conditions, SimMaterial
 if TYPE_CHECKING:
     import torch
 
-    from .reduced_model import ReducedModel
+    from ..io.reduced import ReducedModel
 
 
 @dataclass

@@ -1,19 +1,45 @@
-"""The reduced model's file layout (docs/reduced-model.md): a magic, a JSON header naming
-each array's type, shape and place, then the arrays, little-endian, each 8-byte aligned.
-The web page (``render/web/reduced.js``) reads the same bytes."""
+"""The reduced model as named arrays and values (``deform/reduced_model.py`` describes a
+motion's), and its file layout (docs/reduced-model.md): a magic, a JSON header naming each
+array's type, shape and place, then the arrays, little-endian, each 8-byte aligned. The web
+page (``render/web/reduced.js``) reads the same bytes."""
 
 from __future__ import annotations
 
 import json
 import struct
+from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..deform.reduced_model import FORMAT, VERSION, ReducedModel
 from ..errors import InputError
 
+FORMAT = "neurok-reduced-model"
+VERSION = 1
 MAGIC = b"NRRM"
 DTYPES = {"f8": np.float64, "f4": np.float32, "i4": np.int32}
+
+
+@dataclass
+class ReducedModel:
+    """Named arrays (float64, int32, or float32 for the clip's coordinates) and JSON values."""
+
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    values: dict = field(default_factory=dict)
+
+    def csr(self, name: str) -> sp.csr_matrix:
+        """The sparse matrix stored as ``name``_indptr, _indices, _data and _shape."""
+        a = self.arrays
+        return sp.csr_matrix((a[f"{name}_data"], a[f"{name}_indices"], a[f"{name}_indptr"]),
+                             shape=tuple(int(s) for s in a[f"{name}_shape"]))
+
+    def padded(self, name: str, shape: tuple[int, int]) -> sp.csr_matrix:
+        """The (n, H) weights stored as ``name``_index and ``name``_weight (n, K)."""
+        idx, w = self.arrays[f"{name}_index"], self.arrays[f"{name}_weight"]
+        rows = np.repeat(np.arange(len(idx)), idx.shape[1])
+        out = sp.csr_matrix((w.ravel(), (rows, idx.ravel())), shape=shape)
+        out.eliminate_zeros()
+        return out
 
 
 def pack(model: ReducedModel) -> bytes:

@@ -20,7 +20,7 @@ from ..io.asset import Asset
 from ..io.mesh import Z_UP_TO_Y_UP
 
 if TYPE_CHECKING:
-    from ..deform.reduced_model import ReducedModel
+    from ..io.reduced import ReducedModel
 
 OUTPUT_FORMATS = ("glb", "gltf", "html", "usd", "usda", "usdc", "mdd", "pc2", "obj", "ply",
                   "mp4", "gif")

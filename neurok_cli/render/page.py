@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..deform.reduced_model import ReducedModel
 from ..io.asset import Asset
 from ..io.atomic import atomic_path
+from ..io.reduced import ReducedModel, pack
 
 WEB = Path(__file__).parent / "web"
 MODULES = {  # import-map name -> vendored file
@@ -101,7 +101,10 @@ html, body {{ margin: 0; height: 100%; overflow: hidden; font: 14px system-ui, s
 #bar {{ position: fixed; left: 0; right: 0; bottom: 0; display: flex; gap: 10px;
   align-items: center; padding: 8px 12px; background: rgba(255, 255, 255, 0.8); }}
 #time {{ flex: 1; min-width: 80px; }}
-#clock {{ font-variant-numeric: tabular-nums; }}
+#clock {{ font-variant-numeric: tabular-nums; white-space: nowrap; }}
+#live {{ display: flex; gap: 10px; align-items: center; white-space: nowrap; }}
+#live[hidden] {{ display: none; }}
+#live input[type=range] {{ width: 90px; }}
 #caption {{ color: #333; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
 </style>
 <script type="importmap">{json.dumps({"imports": imports})}</script>
@@ -138,8 +141,6 @@ def live_model(model: ReducedModel, index: np.ndarray, to_file: np.ndarray,
     model's frame to the file's (``to_file`` (4, 3), alike) and the file's to the page's
     world (``root`` (4, 4), the GLB's root node). None where the clip's first frame
     ``played`` (N, 3) is not there (a page whose meshes do not list the asset's vertices)."""
-    from ..io.reduced import pack
-
     index = np.asarray(index)
     if len(index) != len(played):
         return None

@@ -10,9 +10,8 @@ import pytest
 
 from neurok_cli.deform.handle_motion import handle_motion
 from neurok_cli.deform.handles import basis_rows
-from neurok_cli.deform.reduced_model import ReducedModel
 from neurok_cli.errors import InputError
-from neurok_cli.io.reduced import pack, unpack
+from neurok_cli.io.reduced import ReducedModel, pack, unpack
 from neurok_cli.scenario.conditions import Impulse
 from tests.deform.test_handles import _box, _config, _sheet
 

@@ -10,9 +10,9 @@ import numpy as np
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
-from neurok_cli.deform.reduced_model import ReducedModel
 from neurok_cli.io.gltf import read_animated
 from neurok_cli.io.mesh import load_mesh
+from neurok_cli.io.reduced import ReducedModel
 from neurok_cli.render.export import ExportOptions, export_motion
 from neurok_cli.render.page import MODULES
 from tests.conftest import ROOT, assert_one_error_line, assert_valid_gltf, wobble

@@ -133,7 +133,8 @@ async function main() {
   const meshes = [];
   gltf.scene.traverse((o) => { if (o.isMesh) meshes.push(o); });
   gltf.scene.updateMatrixWorld(true);
-  const live = config.live ? await Live.create(scene, meshes, camera, controls, renderer) : null;
+  const live = config.live ? await Live.create(scene, meshes, camera, controls, renderer,
+                                               gltf.animations.slice(1)) : null;
   const v = new THREE.Vector3();
   Object.defineProperty(api, "time", { get: () => time });  // (assign would copy the value)
   Object.assign(api, {
@@ -158,10 +159,10 @@ async function main() {
   if (live) live.listen(goLive);
   show(0);
   renderer.setAnimationLoop((now) => {
-    const dt = Math.min((now - last) / 1000, 0.1);
+    const wall = (now - last) / 1000, dt = Math.min(wall, 0.1);
     last = now;
     if (live && live.on) {
-      if (playing) live.run(dt, 0.025);
+      if (playing) live.run(wall, 0.025);
       live.clock();
     } else if (playing) {
       show(time + dt);
@@ -179,17 +180,19 @@ async function main() {
 // -- the live object --------------------------------------------------------------------
 
 // steps a preconditioner's factor is kept though the handles turn or the object slides
-// (animate's own steps: 0): the flag's flutter 12 ms a step in place of 67, 4.1 minimizer
-// iterations a step in place of 3.9 (benchmarks/bench_page.py)
-const LAZY = 16;
+// (animate's own steps: 0): the flag's flutter 7.9 ms a step in place of 19.5, 4.0 minimizer
+// iterations a step in place of 3.9 (node, this machine)
+const LAZY = 8;
 
 class Live {
-  static async create(scene, meshes, camera, controls, renderer) {
+  static async create(scene, meshes, camera, controls, renderer, own) {
     const model = readModel(await inflated("neurok-live"));
-    return new Live(model, scene, meshes, camera, controls, renderer);
+    return new Live(model, scene, meshes, camera, controls, renderer, own);
   }
 
-  constructor(model, scene, meshes, camera, controls, renderer) {
+  /** ``own``: the file's own animations (after ours), whose morph weights the live meshes
+   * play on, as the clip plays them along. */
+  constructor(model, scene, meshes, camera, controls, renderer, own) {
     Object.assign(this, { model, scene, meshes, camera, controls, renderer });
     const a = model.arrays, st = new Stepper(model);
     st.lazy = LAZY;
@@ -207,14 +210,20 @@ class Live {
     skeleton.update = function () {  // the bones are the handles' affine maps (physics frame)
       boneMatrices(Z, centres, this.boneMatrices);
       if (this.boneTexture) this.boneTexture.needsUpdate = true;
+      // and their matrixWorld, which three.js's picking (applyBoneTransform) reads
+      this.bones.forEach((b, h) => b.matrixWorld.fromArray(this.boneMatrices, 16 * h));
     };
     const K = a.skin_index.shape[1], top = Math.min(K, 4);
     this.skinned = [];
+    const root = new THREE.Group();
+    scene.add(root);
     let offset = 0;
     for (const m of meshes) {
       const g0 = m.geometry, count = g0.attributes.position.count;
       const g = new THREE.BufferGeometry();
       for (const [name, attr] of Object.entries(g0.attributes)) g.setAttribute(name, attr);
+      g.morphAttributes = g0.morphAttributes;  // (ours held at zero; the file's own played)
+      g.morphTargetsRelative = g0.morphTargetsRelative;
       if (g0.index) g.setIndex(g0.index);
       for (const grp of g0.groups) g.addGroup(grp.start, grp.count, grp.materialIndex);
       const si = new Uint16Array(4 * count), sw = new Float32Array(4 * count);
@@ -233,10 +242,26 @@ class Live {
       sm.matrix.copy(m.matrixWorld);
       sm.bind(skeleton, this.fromWorld.clone().multiply(m.matrixWorld));
       Object.assign(sm, { frustumCulled: false, castShadow: true, receiveShadow: true,
-                          visible: false, offset });
-      scene.add(sm);
+                          visible: false, offset, name: m.name });
+      sm.updateMorphTargets();
+      root.add(sm);
       this.skinned.push(sm);
       offset += count;
+    }
+    // the file's own morph weight tracks, retargeted to the live meshes
+    const byName = new Map();
+    meshes.forEach((m, i) => { byName.set(m.name, this.skinned[i]); byName.set(m.uuid, this.skinned[i]); });
+    this.mixer = new THREE.AnimationMixer(root);
+    for (const clip of own) {
+      const tracks = clip.tracks.flatMap((t) => {
+        const [node, prop] = [t.name.slice(0, t.name.lastIndexOf(".")), t.name.slice(t.name.lastIndexOf(".") + 1)];
+        const sm = byName.get(node);
+        if (prop !== "morphTargetInfluences" || !sm) return [];
+        const c = t.clone();
+        c.name = `${sm.uuid}.morphTargetInfluences`;
+        return [c];
+      });
+      if (tracks.length) this.mixer.clipAction(new THREE.AnimationClip(clip.name, clip.duration, tracks)).play();
     }
     this.size = model.values.size;
     this.mass = model.values.mass;
@@ -247,9 +272,12 @@ class Live {
   enter(t) {
     const f = Math.min(Math.round(t * this.model.values.fps), this.model.values.frames - 1);
     this.state = this.stepper.clipState(f);
+    this.lived = this.moved = 0;
+    this.rate = 1;
     this.stepper.factor = null;
     this.on = true;
     this.Z.set(this.state.Z);
+    this.mixer.setTime(this.state.t);
     for (const m of this.meshes) m.visible = false;
     for (const m of this.skinned) m.visible = true;
   }
@@ -266,7 +294,7 @@ class Live {
    * (the motion then runs slower than life, and the clock says so). */
   run(dt, budget = Infinity) {
     const start = performance.now(), h = this.stepper.h;
-    this.owed = Math.min((this.owed || 0) + dt, 0.25);
+    this.owed = Math.min((this.owed || 0) + dt, 0.1);
     let steps = 0;
     while (this.owed >= h && performance.now() - start < 1000 * budget) {
       this.stepper.step(this.state);
@@ -274,7 +302,10 @@ class Live {
       steps++;
     }
     if (this.owed >= h) this.owed = 0;  // behind: the motion slows down rather than jumps
-    this.rate = 0.9 * (this.rate ?? 1) + 0.1 * (dt > 0 ? steps * h / dt : 1);
+    this.lived = (this.lived || 0) + dt;  // seconds of the page's, and of the motion's
+    this.moved = (this.moved || 0) + steps * h;
+    this.rate = this.lived > 0 ? this.moved / this.lived : 1;
+    this.mixer.setTime(this.state.t);
     this.Z.set(this.state.Z);
   }
 
@@ -303,6 +334,7 @@ class Live {
                                   -(event.clientY - r.top) / r.height * 2 + 1);
     this.raycaster.setFromCamera(ndc, this.camera);
     const shown = (this.on ? this.skinned : this.meshes);
+    for (const m of this.skinned) m.boundingSphere = m.boundingBox = null;  // (they moved)
     const hit = this.raycaster.intersectObjects(shown, false)[0];
     if (!hit) return null;
     const mesh = hit.object, v = new THREE.Vector3();
@@ -316,7 +348,7 @@ class Live {
     return { vertex: this.pageVertex[offset + best], point: hit.point.clone(), ndc };
   }
 
-  pullStiffness() { return 40 * this.mass * 9.81 / this.size; }
+  pullStiffness() { return 10 * this.mass * 9.81 / this.size; }  // its weight at a tenth of its size
 
   /** Pointer handling: a drag pulls the point under it, a click pokes it. */
   listen(goLive) {
@@ -329,7 +361,7 @@ class Live {
       grab = { ...got, x: e.clientX, y: e.clientY, dragging: false };
       this.controls.enabled = false;
       el.setPointerCapture(e.pointerId);
-    });
+    }, { capture: true });  // before the orbit controls: a grab does not turn the camera
     el.addEventListener("pointermove", (e) => {
       if (!grab) return;
       if (!grab.dragging && Math.hypot(e.clientX - grab.x, e.clientY - grab.y) < 4) return;
@@ -410,14 +442,25 @@ class Live {
                                          this.pullStiffness()),
       release: () => st.pullVertex(null),
       poke: (i, dir) => this.poke(this.pageVertex[i], dir),
-      positions: () => this.world(this.state.x),
+      positions: () => this.world(st.positions(this.state.Z)),
       speed: () => {  // the fastest vertex, m/s
         let top = 0;
-        const x = this.state.xdot;
+        const x = st.velocities(this.state.V);
         for (let i = 0; i < x.length; i += 3) top = Math.max(top, Math.hypot(x[i], x[i + 1], x[i + 2]));
         return top;
       },
       isLive: () => this.on,
+      screen: (i) => {  // where page vertex i is shown, in the window's pixels
+        const shown = this.on ? this.skinned : this.meshes;
+        let k = 0;
+        while (k + 1 < shown.length && this.skinned[k + 1].offset <= i) k++;
+        const m = shown[k], v = new THREE.Vector3();
+        m.getVertexPosition(i - this.skinned[k].offset, v).applyMatrix4(m.matrixWorld);
+        v.project(this.camera);
+        const r = this.renderer.domElement.getBoundingClientRect();
+        return [r.left + (v.x + 1) / 2 * r.width, r.top + (1 - v.y) / 2 * r.height];
+      },
+      rate: () => this.rate ?? 1,  // the live motion's seconds a second of the page's
     };
   }
 }

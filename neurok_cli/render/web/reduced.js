@@ -137,6 +137,28 @@ function take(A, keep) {
   return { indptr, indices, data, rows: keep.length, cols: A.cols };
 }
 
+/** A @ B for CSR A (n, m) and B (m, k). */
+function product(A, B) {
+  const acc = new Float64Array(B.cols), mark = new Int32Array(B.cols).fill(-1);
+  const indptr = new Int32Array(A.rows + 1), idx = [], val = [];
+  for (let i = 0; i < A.rows; i++) {
+    const cols = [];
+    for (let p = A.indptr[i]; p < A.indptr[i + 1]; p++) {
+      const j = A.indices[p], a = A.data[p];
+      for (let q = B.indptr[j]; q < B.indptr[j + 1]; q++) {
+        const c = B.indices[q];
+        if (mark[c] !== i) { mark[c] = i; acc[c] = 0; cols.push(c); }
+        acc[c] += a * B.data[q];
+      }
+    }
+    cols.sort((x, y) => x - y);
+    for (const c of cols) { idx.push(c); val.push(acc[c]); }
+    indptr[i + 1] = idx.length;
+  }
+  return { indptr, indices: Int32Array.from(idx), data: Float64Array.from(val), rows: A.rows,
+           cols: B.cols };
+}
+
 /** Dense (n, n) rows^T diag(k) rows, added to ``out`` at stride ``stride`` and offset. */
 function gram(rows, k, out, n, stride = 1, offset = 0) {
   const N = n * stride;
@@ -490,6 +512,17 @@ export class Stepper {
     this.airWeight = a.air_weight;
     this.airFaces = a.air_faces;
     this.airRows = take(this.vertexRows, a.air_index);
+    // the vertices air reads (its points and their triangles'): a step moves only these
+    const seen = new Uint8Array(this.n);
+    for (const i of a.air_faces) seen[i] = 1;
+    for (const i of a.air_index) seen[i] = 1;
+    const verts = [];
+    seen.forEach((on, i) => { if (on) verts.push(i); });
+    this.airVerts = Int32Array.from(verts);
+    this.airVertRows = take(this.vertexRows, this.airVerts);
+    this.xAir = new Float64Array(3 * this.n);
+    this.vAir = new Float64Array(3 * this.n);
+    if (this.touch) this.touch.TZ = product(this.touch.T, this.vertexRows);
     // the lagged rotations' data: the handles' weights over the material's points
     const P = a.material_rest.length / 3, km = K("material");
     const mass = new Float64Array(H), mc = new Float64Array(H * 3), sq = new Float64Array(H);
@@ -517,7 +550,8 @@ export class Stepper {
     this.materialIndex = a.material_index;
     this.materialWeight = a.material_weight;
     this.km = km;
-    const Mn = this._project(this.M, H4, 1);
+    const MN = dense(this.M, this.N, H4, H4, this.r);  // N^T M N, its Cholesky factor
+    const Mn = dense(this.N, MN, this.r, H4, this.r, true);
     this.massFactor = cholesky(Mn, this.r);
     this.stiffness = 1;  // the page's scale on the material's Young's modulus
     this.lazy = 0;  // steps a factor is kept at least though the handles turn or the object
@@ -537,9 +571,11 @@ export class Stepper {
   start(Z = null, V = null, t = 0) {
     const Z0 = Z ? Float64Array.from(Z) : new Float64Array(this.H4 * 3);
     const V0 = Float64Array.from(V || this.arrays.start_velocity);
-    return { Z: Z0, V: V0, t, previous: null, x: this.positions(Z0),
-             xdot: mul(this.vertexRows, V0, 3), steps: 0, iterations: 0 };
+    return { Z: Z0, V: V0, t, previous: null, steps: 0, iterations: 0 };
   }
+
+  /** The vertices' velocities (N * 3) at coordinate velocities V. */
+  velocities(V) { return mul(this.vertexRows, V, 3); }
 
   positions(Z) {
     const x = mul(this.vertexRows, Z, 3);
@@ -690,62 +726,22 @@ export class Stepper {
     return K0;
   }
 
-  /** N^T A N for A (m x m blocks of b x b, A (m b, m b)) -> (r b, r b), over N's nonzeros
-   * (each of its columns lies within a handle or a few). */
-  _project(A, m, b) {
-    const r = this.r, N = this.N, mb = m * b, rb = r * b;
-    if (!this.Nnz) {  // each row of N: its nonzero columns and values
-      this.Nnz = [];
-      for (let k = 0; k < m; k++) {
-        const cols = [], vals = [];
-        for (let i = 0; i < r; i++) if (N[k * r + i] !== 0) { cols.push(i); vals.push(N[k * r + i]); }
-        this.Nnz.push([Int32Array.from(cols), Float64Array.from(vals)]);
-      }
-    }
-    const B = new Float64Array(rb * mb);  // (r, b, m, b) = N^T A
-    for (let k = 0; k < m; k++) {
-      const [cols, vals] = this.Nnz[k];
-      for (let q = 0; q < cols.length; q++) {
-        const i = cols[q], nki = vals[q];
-        for (let x = 0; x < b; x++) {
-          const src = (k * b + x) * mb, dst = (i * b + x) * mb;
-          for (let y = 0; y < mb; y++) B[dst + y] += nki * A[src + y];
-        }
-      }
-    }
-    const tmp = new Float64Array(r);  // one (ix, y) row of B N, over N's columns
-    const out = new Float64Array(rb * rb);  // (r, b, r, b) = B N
-    for (let ix = 0; ix < rb; ix++) {
-      for (let y = 0; y < b; y++) {
-        tmp.fill(0);
-        for (let k = 0; k < m; k++) {
-          const v = B[ix * mb + k * b + y];
-          if (v === 0) continue;
-          const [cols, vals] = this.Nnz[k];
-          for (let q = 0; q < cols.length; q++) tmp[cols[q]] += v * vals[q];
-        }
-        for (let j = 0; j < r; j++) out[ix * rb + j * b + y] = tmp[j];
-      }
-    }
-    return out;
-  }
-
   // -- forces and energies ----------------------------------------------------------------
 
   airForce(x, xdot, t) {
     const K = this.airIndex.length, f = new Float64Array(K * 3);
     if (this.air === 0) return f;
-    const acc = new Float64Array(this.n * 3), faces = this.airFaces;
+    const faces = this.airFaces;
+    const acc = this.airNormals || (this.airNormals = new Float64Array(this.n * 3));
+    for (const i of faces) acc[3 * i] = acc[3 * i + 1] = acc[3 * i + 2] = 0;
     for (let q = 0; q < faces.length; q += 3) {
       const i0 = 3 * faces[q], i1 = 3 * faces[q + 1], i2 = 3 * faces[q + 2];
       const a0 = x[i1] - x[i0], a1 = x[i1 + 1] - x[i0 + 1], a2 = x[i1 + 2] - x[i0 + 2];
       const b0 = x[i2] - x[i0], b1 = x[i2 + 1] - x[i0 + 1], b2 = x[i2 + 2] - x[i0 + 2];
       const c0 = (a1 * b2 - a2 * b1) / 6, c1 = (a2 * b0 - a0 * b2) / 6, c2 = (a0 * b1 - a1 * b0) / 6;
-      for (const i of [i0, i1, i2]) {
-        acc[i] += c0;
-        acc[i + 1] += c1;
-        acc[i + 2] += c2;
-      }
+      acc[i0] += c0; acc[i0 + 1] += c1; acc[i0 + 2] += c2;
+      acc[i1] += c0; acc[i1 + 1] += c1; acc[i1 + 2] += c2;
+      acc[i2] += c0; acc[i2 + 1] += c1; acc[i2 + 2] += c2;
     }
     const gust = 1 + this.gust * Math.sin(2 * Math.PI * this.k.gust_hz * t);
     for (let k = 0; k < K; k++) {
@@ -995,12 +991,102 @@ export class Stepper {
       const k3 = [this.pull.k];
       for (let c = 0; c < 3; c++) gram(this.pull.rows, k3, A, H4, 3, c);
     }
-    const Ar = this.r < H4 ? this._project(A, H4, 3) : A;
-    this.factor = cholesky(Ar, 3 * this.r);
     this.factorR = Float64Array.from(this.Rh);
+    if (this.r === H4) {  // (N the identity: nothing pinned, every direction moves mass)
+      this.factor = cholesky(A, n3);
+      return;
+    }
+    // (N^T A N)^-1 without forming N^T A N (two dense products, the most of a factor's
+    // time): with C the complement of N's columns and A' = A + gamma C C^T (N^T A' N is
+    // N^T A N; A' is definite where A is only on N's span), (N^T A N)^-1 = N^T (A'^-1 -
+    // A'^-1 C (C^T A'^-1 C)^-1 C^T A'^-1) N, the inverse's Schur complement in [N C]
+    const C = this._complement(), q = C.length / H4, q3 = 3 * q;
+    let trace = 0;
+    for (let i = 0; i < n3; i++) trace += A[i * n3 + i];
+    const gamma = trace / n3;
+    for (let a = 0; a < H4; a++) {
+      for (let b = 0; b < H4; b++) {
+        let cc = 0;
+        for (let j = 0; j < q; j++) cc += C[a * q + j] * C[b * q + j];
+        for (let c = 0; c < 3; c++) A[(3 * a + c) * n3 + 3 * b + c] += gamma * cc;
+      }
+    }
+    const L = cholesky(A, n3);
+    const W = new Float64Array(n3 * q3);  // A'^-1 (C kron I3), (3m, 3q)
+    for (let a = 0; a < H4; a++) {
+      for (let j = 0; j < q; j++) for (let c = 0; c < 3; c++) W[(3 * a + c) * q3 + 3 * j + c] = C[a * q + j];
+    }
+    cholSolve(L, W, q3);
+    const S = new Float64Array(q3 * q3);  // (C kron I3)^T W
+    for (let a = 0; a < H4; a++) {
+      for (let j = 0; j < q; j++) {
+        const v = C[a * q + j];
+        if (v === 0) continue;
+        for (let c = 0; c < 3; c++) {
+          const row = (3 * a + c) * q3;
+          for (let k = 0; k < q3; k++) S[(3 * j + c) * q3 + k] += v * W[row + k];
+        }
+      }
+    }
+    this.factor = { L, W, S: cholesky(S, q3), C, q };
   }
 
-  _solve(g) { return cholSolve(this.factor, Float64Array.from(g), 1); }
+  /** (m, m - r) orthonormal columns spanning what N's do not (Gram-Schmidt, twice). */
+  _complement() {
+    if (this.C) return this.C;
+    const m = this.H4, r = this.r, N = this.N, cols = [];
+    const v = new Float64Array(m);
+    for (let e = 0; e < m && cols.length < m - r; e++) {
+      v.fill(0);
+      v[e] = 1;
+      for (let pass = 0; pass < 2; pass++) {
+        for (let i = 0; i < r; i++) {
+          let d = 0;
+          for (let a = 0; a < m; a++) d += N[a * r + i] * v[a];
+          for (let a = 0; a < m; a++) v[a] -= d * N[a * r + i];
+        }
+        for (const u of cols) {
+          const d = dot(u, v);
+          for (let a = 0; a < m; a++) v[a] -= d * u[a];
+        }
+      }
+      const len = Math.sqrt(dot(v, v));
+      if (len > 0.5) cols.push(Float64Array.from(v, (x) => x / len));
+    }
+    const q = cols.length;
+    this.C = new Float64Array(m * q);
+    cols.forEach((u, j) => { for (let a = 0; a < m; a++) this.C[a * q + j] = u[a]; });
+    return this.C;
+  }
+
+  /** The preconditioner's solve of a gradient in the free directions (r, 3). */
+  _solve(g) {
+    const f = this.factor;
+    if (!f.W) return cholSolve(f, Float64Array.from(g), 1);
+    const H4 = this.H4, r = this.r, N = this.N, q3 = 3 * f.q;
+    const u = new Float64Array(3 * H4);  // (N kron I3) g
+    for (let a = 0; a < H4; a++) {
+      for (let i = 0; i < r; i++) {
+        const v = N[a * r + i];
+        if (v === 0) continue;
+        for (let c = 0; c < 3; c++) u[3 * a + c] += v * g[3 * i + c];
+      }
+    }
+    cholSolve(f.L, u, 1);
+    const w = new Float64Array(q3);  // (C kron I3)^T u
+    for (let a = 0; a < H4; a++) {
+      for (let j = 0; j < f.q; j++) {
+        for (let c = 0; c < 3; c++) w[3 * j + c] += f.C[a * f.q + j] * u[3 * a + c];
+      }
+    }
+    cholSolve(f.S, w, 1);
+    for (let i = 0; i < 3 * H4; i++) {
+      let s = 0;
+      for (let k = 0; k < q3; k++) s += f.W[i * q3 + k] * w[k];
+      u[i] -= s;
+    }
+    return dense(N, u, r, H4, 3, true);
+  }
 
   /** N (N^T M N)^-1 N^T f: the accelerations (4H, 3) a force gives. */
   accelerate(f) {
@@ -1011,13 +1097,24 @@ export class Stepper {
 
   // -- one step ---------------------------------------------------------------------------
 
-  _contact(xt, xd) {
-    const T = this.touch, C = T.rows.rows, h = this.h, size = this.size;
-    const index = [], active = new Uint8Array(C);
+  /** The ground's candidates at Z, V: the points near enough to reach it (their fall over
+   * two steps, and a margin), with the normal forces they carry now -> [contact or null,
+   * the points touching (C,)]. Heights from (touch rows x vertex rows) Z: the ground's
+   * points' heights alone, a third of the vertices' positions. */
+  _contact(Z, V) {
+    const T = this.touch, C = T.rows.rows, h = this.h, size = this.size, TZ = T.TZ;
+    const index = [], active = new Uint8Array(C), yAt = new Float64Array(C);
     for (let i = 0; i < C; i++) {
-      const y = xt[3 * i + 1], fall = 2 * h * Math.max(-xd[3 * i + 1], 0);
+      let y = T.rest[3 * i + 1], yd = 0;
+      for (let p = TZ.indptr[i]; p < TZ.indptr[i + 1]; p++) {
+        const a = 3 * TZ.indices[p] + 1;
+        y += TZ.data[p] * Z[a];
+        yd += TZ.data[p] * V[a];
+      }
+      const fall = 2 * h * Math.max(-yd, 0);
       if (y < fall + this.k.reach * size) index.push(i);
       active[i] = y - fall < this.k.penetration * size * 0.5 ? 1 : 0;
+      yAt[i] = y;
     }
     if (!index.length) return [null, active];
     const n = index.length;
@@ -1029,8 +1126,13 @@ export class Stepper {
       ct.close[q] = active[i];
       ct.yRest[q] = T.rest[3 * i + 1];
       if (ct.dashpot) ct.dashpot[q] = T.dashpot[i] / this.hh;
-      lam[q] = T.k[i] * Math.max(-xt[3 * i + 1], 0);
-      slide[q] = this.hh * Math.hypot(xd[3 * i], xd[3 * i + 2]);
+      lam[q] = T.k[i] * Math.max(-yAt[i], 0);
+      let vx = 0, vz = 0;
+      for (let p = TZ.indptr[i]; p < TZ.indptr[i + 1]; p++) {
+        vx += TZ.data[p] * V[3 * TZ.indices[p]];
+        vz += TZ.data[p] * V[3 * TZ.indices[p] + 2];
+      }
+      slide[q] = this.hh * Math.hypot(vx, vz);
     });
     ct.friction = null;
     if (this.friction > 0) {
@@ -1043,10 +1145,19 @@ export class Stepper {
     return [ct, active];
   }
 
-  /** One step of ``state`` (Z, V, t, x, xdot, previous) on, in place. */
+  /** One step of ``state`` (Z, V, t, previous) on, in place. */
   step(st) {
     const H4 = this.H4, n3 = 3 * H4, h = this.h;
-    const fAir = this.airForce(st.x, st.xdot, st.t);
+    if (this.air !== 0) {  // the air's vertices now
+      const x = mul(this.airVertRows, st.Z, 3), v = mul(this.airVertRows, st.V, 3);
+      this.airVerts.forEach((i, q) => {
+        for (let c = 0; c < 3; c++) {
+          this.xAir[3 * i + c] = this.rest[3 * i + c] + x[3 * q + c];
+          this.vAir[3 * i + c] = v[3 * q + c];
+        }
+      });
+    }
+    const fAir = this.airForce(this.xAir, this.vAir, st.t);
     const fExt = mulT(this.airRows, fAir, 3, new Float64Array(n3));
     for (let i = 0; i < n3; i++) fExt[i] += this.gravityOn * this.gravity[i];
     let Zb, Vb;
@@ -1069,17 +1180,19 @@ export class Stepper {
     for (let i = 0; i < n3; i++) Zt[i] = Zb[i] + hh * Vb[i] + hh * hh * acc[i];
     let contact = null, active = new Uint8Array(0);
     if (this.touch) {
-      const xt = mul(this.touch.T, st.x, 3), xd = mul(this.touch.T, st.xdot, 3);
-      [contact, active] = this._contact(xt, xd);
+      [contact, active] = this._contact(st.Z, st.V);
     }
-    const key = `${active.join("")}|${hh}|${this.pull ? 1 : 0}`;
+    const key = `${hh}|${this.pull ? 1 : 0}`;
+    const moved = !this.factorActive || active.length !== this.factorActive.length ||
+      active.some((on, i) => on !== this.factorActive[i]);  // the contact set changed
     this.rotations(st.Z);
     const sliding = contact && contact.friction && contact.friction.length > 0;
     this.sinceFactor = (this.sinceFactor || 0) + 1;
     const stale = (sliding || this._turned() > this.k.turn) && this.sinceFactor > this.lazy;
-    if (!this.factor || key !== this.factorKey || stale) {
+    if (!this.factor || key !== this.factorKey || moved || stale) {
       this._factor(contact);
       this.factorKey = key;
+      this.factorActive = active;
       this.sinceFactor = 0;
       this.factors = (this.factors || 0) + 1;
     }
@@ -1090,8 +1203,6 @@ export class Stepper {
     st.previous = [st.Z, st.V];
     st.Z = Znew;
     st.V = Vnew;
-    st.x = this.positions(Znew);
-    st.xdot = mul(this.vertexRows, Vnew, 3);
     st.t += h;
     st.steps += 1;
     st.iterations += iters;
@@ -1130,7 +1241,6 @@ export class Stepper {
     const dv = this.accelerate(momentum);
     for (let i = 0; i < dv.length; i++) st.V[i] += dv[i];
     st.previous = null;
-    st.xdot = mul(this.vertexRows, st.V, 3);
   }
 
   _minimize(Zn, Zt, contact) {
@@ -1198,7 +1308,7 @@ export class Stepper {
 export function integrate(stepper, seconds) {
   const v = stepper.values, a = stepper.arrays;
   const st = stepper.start();
-  const frames = [Float64Array.from(st.x)];
+  const frames = [stepper.positions(st.Z)];
   const pushes = a.push_time ? Array.from(a.push_time, (t, i) => [t, i]) : [];
   const n3 = stepper.H4 * 3;
   const count = Math.floor(seconds * v.fps + 1e-9);
@@ -1212,7 +1322,7 @@ export function integrate(stepper, seconds) {
       st.t = t;
       stepper.step(st);
     }
-    frames.push(Float64Array.from(st.x));
+    frames.push(stepper.positions(st.Z));
   }
   return { frames, steps: st.steps, iterations: st.iterations };
 }
