@@ -21,6 +21,7 @@ MAX_VERTICES = 5_000_000  # vertices of an input mesh (a vertex index beyond is 
 MAX_FACES = 1_500_000  # triangles to simulate: 1M took 39 s and 1.7 GB in animate (one thread)
 MAX_SPEED = 1e4  # m/s (or rad/s, m/s^2): the largest vector option's length
 MAX_BONES = 256  # joints of a skin: their indices are written as unsigned bytes
+HANDLES = (4, 256)  # --handles: the fewest and most affine handles of an object's own space
 MAX_TARGETS = 1000  # morph targets of the compact encoding
 COMPILED_FROM = 2_000_000  # vertex-frames from which a clip's per-vertex passes are compiled:
 # below, NumPy is done before numba has started (its import and cache load, 0.45 s)

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import InputError, UsageError
 from ..limits import (
     GLTF_ENCODINGS,
+    HANDLES,
     MATERIAL,
     MAX_BONES,
     MAX_FPS,
@@ -69,6 +70,7 @@ NUMBERS: dict[str, Range] = {
     "elevation": Range(-90.0, 90.0),
     "at": Range(0.0, MAX_SECONDS),
     "bones": Range(1, MAX_BONES, whole=True),
+    "handles": Range(*HANDLES, whole=True),
     "max_targets": Range(1, MAX_TARGETS, whole=True),
 }
 

@@ -93,6 +93,12 @@ def animate(
              "with its material's energy), learned (the bundle's latent space: --samples, "
              "fitted starts, --weights) or auto (handles unless what is asked needs the "
              "bundle).")] = "auto",
+    handles: Annotated[int | None, o.Opt(
+        panel=o.MODEL, metavar="N", show_default="by category",
+        help=ranged("The object's own shape space with N affine handles (default by "
+                    "category: soft 24, cloth 32, a beam 16 and more along its length): fewer "
+                    "move faster, more hold finer folds and bends; a page steps the same "
+                    "model.", "handles"))] = None,
 ) -> None:
     """Animate a static asset: glTF, OBJ/PLY frames or video.
 
@@ -125,6 +131,7 @@ def animate(
                         overrides=over,
                         samples=samples,
                         seed=seed, weights=weights, device=device, method=method, space=space,
+                        handles=handles,
                         strain_limit=strain_limit, joints=[parse_joint(j) for j in joint or []],
                         export=ExportOptions(fmt=fmt, encoding=encoding, renderer=renderer,
                                              bones=bones, max_targets=max_targets,

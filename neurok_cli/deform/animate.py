@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import InputError, NeurokError, UsageError
 from ..io.mesh import CanonicalFrame, size_source
-from ..limits import COMPILED_FROM, check_frames, require_material
+from ..limits import COMPILED_FROM, HANDLES, check_frames, require_material
 from ..render.export import ExportOptions, check_output, export_motion
 from ..rig.articulation import JointSpec
 from ..scenario.conditions import Conditions, SimMaterial
@@ -82,6 +82,7 @@ class AnimateConfig:
     device: str = "auto"
     method: str = "rk4"
     subspace: int = 8
+    handles: int | None = None  # the object's own basis' handles (None: by category)
     space: str = "auto"  # handles: the object's own basis (handle_motion.py); learned: the
     # bundle's latent space; auto: handles unless ``learned_only`` names a reason
     strain_limit: float | None = None  # None: the bundle's for the category; inf: none
@@ -229,7 +230,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         if handles:
             from .handle_motion import handle_motion
 
-            motion = handle_motion(start, welded.faces, mcfg, progress=on_frame)
+            motion = handle_motion(start, welded.faces, mcfg, handles=cfg.handles,
+                                   progress=on_frame)
         else:
             from .motion import latent_motion
 
@@ -376,7 +378,8 @@ def _rig_conflicts(cfg: AnimateConfig) -> list[str]:
     given = [name for name, value in (
         ("«pin region»", o.pins), ("«velocity»", o.velocity), ("«spin»", o.spin),
         ("«wind»", o.wind), ("«gust»", o.gust), ("«friction»", o.friction),
-        ("«young modulus»", cfg.young), ("«damping»", cfg.damping), ("«ground»", o.ground))
+        ("«young modulus»", cfg.young), ("«damping»", cfg.damping), ("«ground»", o.ground),
+        ("«handles»", cfg.handles))
         if value not in (None, [])]
     if cfg.samples != 1:
         given.append("«samples»")
@@ -452,6 +455,15 @@ def _check_options(cfg: AnimateConfig) -> None:
     if cfg.space == "handles" and learned_only(cfg):
         raise UsageError(f"the object's own space («space» handles) has no "
                          f"{' or '.join(learned_only(cfg))}: use «space» learned or auto")
+    if cfg.handles is not None:
+        if not HANDLES[0] <= cfg.handles <= HANDLES[1]:
+            raise UsageError(f"«handles» must be in {HANDLES[0]}..{HANDLES[1]}, got "
+                             f"{cfg.handles}")
+        if cfg.space == "learned":
+            raise UsageError("«handles» shape the object's own space, not «space» learned's")
+        if space_of(cfg) == "learned":
+            raise UsageError(f"«handles» shape the object's own space; "
+                             f"{' and '.join(learned_only(cfg))} need the learned one")
     if not 1 <= cfg.samples <= 64:
         raise UsageError(f"«samples» must be in 1..64, got {cfg.samples}")
     if cfg.strain_limit is not None and not cfg.strain_limit >= 0:

@@ -16,7 +16,7 @@ from neurok_cli.io.gltf.doc import load_document
 from neurok_cli.io.mesh import load_mesh
 from neurok_cli.model.strain import mesh_edges
 from neurok_cli.render.preview import PreviewConfig, _load_motion
-from tests.conftest import assert_one_error_line, assert_valid_gltf, asset_path
+from tests.conftest import ROOT, assert_one_error_line, assert_valid_gltf, asset_path
 
 runner = CliRunner()
 
@@ -204,3 +204,37 @@ def test_animating_an_output_again_does_not_replay_the_earlier_motion(tmp_path):
     assert float(np.abs(still[0] - dropped[0]).max()) < 1e-4 * size
     names = [a.name for a in load_document(again).gltf.animations]
     assert names[0] != names[1] and len(names) == 2  # the earlier motion is kept, second
+
+
+def test_handles_set_the_object_s_own_space_and_its_page_s_model(tmp_path):
+    """Fewer handles, a coarser model: the summary and the page's model say how many."""
+    import base64
+    import re
+    import zlib
+
+    from neurok_cli.io.reduced import unpack
+
+    blob = ROOT / "examples" / "blob.obj"
+    reports = {}
+    for n in (8, None):
+        out = tmp_path / f"blob{n}.html"
+        result = animate(blob, "-o", out, "--seconds", "0.3", "--json",
+                         *(["--handles", str(n)] if n else []))
+        assert result.exit_code == 0, result.output
+        reports[n] = json.loads(result.output)["handles"]
+        text = out.read_text()
+        model = unpack(zlib.decompress(base64.b64decode(
+            re.search(r'id="neurok-live">([^<]*)<', text).group(1))))
+        assert model.values["handles"] == reports[n]["handles"]
+    assert reports[8]["handles"] == 8 and reports[None]["handles"] == 24
+    assert reports[8]["coordinates"] < reports[None]["coordinates"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--handles", "2"], "--handles must be a whole number from 4 to 256, not 2"),
+    (["--handles", "8", "--space", "learned"], "not --space learned's"),
+    (["--handles", "8", "--samples", "2"], "--samples need the learned one"),
+])
+def test_handles_that_cannot_be_had_are_refused(tmp_path, args, needle):
+    result = animate(ROOT / "examples" / "blob.obj", "-o", tmp_path / "x.glb", *args)
+    assert_one_error_line(result, needle)
