@@ -8,8 +8,9 @@
 // "drag": a drag with the mouse from where the vertex nearest the middle is shown, up and
 // right (moved: the most a vertex moved, live: whether the page went live; SHOT.png: a
 // screenshot while it pulls), then a scripted pull of the top vertex upward
-// for a second (pulled: how far it rose, m in world units), let go, four seconds on
-// (speed: the fastest vertex then, world units a second; size: the clip's diagonal).
+// for a second (pulled: how far it rose, in world units), let go, four seconds on (speed:
+// the fastest vertex then, m/s; size: the clip's diagonal), then a poke at the top vertex
+// (poked: the fastest vertex right after) and four seconds on (still: the fastest then).
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { chromium } from "playwright-core";
@@ -88,7 +89,11 @@ try {
       const pulled = n.live.positions()[top + 1] - x[top + 1];
       n.live.release();
       n.live.step(4);
-      return { pulled, size, speed: n.live.speed() };
+      const speed = n.live.speed();
+      n.live.poke(top / 3, [1, 0, 0]);  // a click's push, sideways
+      const poked = n.live.speed();
+      n.live.step(4);
+      return { pulled, size, speed, poked, still: n.live.speed() };
     }));
   }
   result.errors = errors;

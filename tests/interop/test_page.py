@@ -78,7 +78,7 @@ def test_the_page_steps_the_model_itself_as_animate_did(name, tmp_path):
 
 def test_a_drag_moves_the_object_and_it_comes_to_rest(tmp_path):
     """The mouse drags a soft box live; a scripted pull lifts its top a third of its size,
-    and let go, it settles."""
+    and let go, it settles; a poke pushes it and it settles again."""
     import trimesh
 
     box = trimesh.creation.box((0.4, 0.2, 0.3)).subdivide().subdivide()
@@ -90,3 +90,5 @@ def test_a_drag_moves_the_object_and_it_comes_to_rest(tmp_path):
     assert result["live"] and result["moved"] > 0.05 * result["size"]
     assert result["pulled"] > 0.5 * 0.3 * result["size"]
     assert result["speed"] < 0.01  # m/s, four seconds after letting go
+    assert 0.3 < result["poked"] < 3.0  # a poke: about 1 m/s where it lands, not a blow-up
+    assert result["still"] < 0.01

@@ -377,7 +377,7 @@ class Live {
                                    this.camera);
       if (this.raycaster.ray.intersectPlane(plane, hitPoint)) {
         this.stepper.pullVertex(grab.vertex, this.toModel(hitPoint.toArray()),
-                                this.pullStiffness());
+                                this.pullStiffness(), this.state.Z);
       }
     });
     const up = () => {
@@ -415,12 +415,12 @@ class Live {
     };
   }
 
-  /** A poke at vertex p along ``dir`` (world): a push of a twentieth of the object's
-   * momentum at the speed of a fall through its size. */
+  /** A poke at vertex p along ``dir`` (world): its grip pushed at half the speed of a
+   * fall through a quarter of the object's size. */
   poke(p, dir) {
     const d = new THREE.Vector3(...dir).transformDirection(this.fromWorld).toArray();
-    const j = 0.05 * this.mass * Math.sqrt(9.81 * this.size);
-    this.stepper.push(this.state, this.stepper.impulse(p, d.map((x) => x * j)));
+    const speed = 0.5 * Math.sqrt(9.81 * this.size / 2);
+    this.stepper.push(this.state, this.stepper.impulse(p, d.map((x) => x * speed)));
   }
 
   /** What a test or the console drives: the model's own run from the clip's start, and
@@ -439,7 +439,7 @@ class Live {
       },
       // vertices by the page's numbering (sample's order)
       pull: (i, target) => st.pullVertex(this.pageVertex[i], this.toModel(target),
-                                         this.pullStiffness()),
+                                         this.pullStiffness(), this.state.Z),
       release: () => st.pullVertex(null),
       poke: (i, dir) => this.poke(this.pageVertex[i], dir),
       positions: () => this.world(st.positions(this.state.Z)),

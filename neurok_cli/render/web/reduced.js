@@ -1208,18 +1208,46 @@ export class Stepper {
     st.iterations += iters;
   }
 
-  /** Pull vertex ``p`` toward ``target`` (3, metres) with a spring of ``k`` N/m (null:
-   * let go); the preconditioner takes the spring at the next step. */
-  pullVertex(p, target, k) {
-    if (p === null) { this.pull = null; return; }
-    const rest = [0, 1, 2].map((c) => this.rest[3 * p + c]);
-    this.pull = { rows: take(this.vertexRows, [p]), rest, target: Float64Array.from(target), k };
+  /** The mass points nearest vertex ``p`` at rest (a solid's lattice nodes, a sheet's
+   * vertices): a hand's grip. A surface vertex's own row reaches directions that carry
+   * almost no mass in a solid (a poke there gave one vertex 60 m/s and the motion blew up),
+   * as handle_motion._push says. */
+  _grip(p) {
+    const P = this.materialRest.length / 3, x = this.rest, m = this.materialRest;
+    const k = Math.min(P, Math.max(4, Math.min(64, Math.round(P / 64))));
+    const d = Array.from({ length: P }, (_, i) => [Math.hypot(m[3 * i] - x[3 * p],
+      m[3 * i + 1] - x[3 * p + 1], m[3 * i + 2] - x[3 * p + 2]), i]);
+    d.sort((a, b) => a[0] - b[0]);
+    return d.slice(0, k).map(([, i]) => i);
   }
 
-  /** The momentum (4H, 3) of an impulse ``j`` (3, N s) on vertex ``p``. */
-  impulse(p, j) {
-    return mulT(take(this.vertexRows, [p]), Float64Array.from(j), 3,
-                new Float64Array(this.H4 * 3));
+  /** Pull the grip at vertex ``p`` (its mass points' mean) toward where ``target`` (3,
+   * metres) puts the vertex, with a spring of ``k`` N/m, at coordinates ``Z`` (null p:
+   * let go); the preconditioner takes the spring at the next step. */
+  pullVertex(p, target, k, Z) {
+    if (p === null) { this.pull = null; return; }
+    const grip = this._grip(p), w = new Float64Array(grip.length).fill(1 / grip.length);
+    const rows = take(this.massRows, grip);
+    for (let i = 0; i < rows.rows; i++) {
+      for (let q = rows.indptr[i]; q < rows.indptr[i + 1]; q++) rows.data[q] *= w[i];
+    }
+    const mean = { indptr: Int32Array.of(0, rows.indptr[rows.rows]), indices: rows.indices,
+                   data: rows.data, rows: 1, cols: rows.cols };  // (one row: their sum)
+    const rest = [0, 1, 2].map((c) => grip.reduce((s, i) => s + this.materialRest[3 * i + c], 0) /
+                               grip.length);
+    // the grip keeps where it is from the vertex: the target moves by the same
+    const at = mul(mean, Z, 3), own = mul(take(this.vertexRows, [p]), Z, 3);
+    const off = [0, 1, 2].map((c) => at[c] + rest[c] - own[c] - this.rest[3 * p + c]);
+    this.pull = { rows: mean, rest, target: Float64Array.from(target, (t, c) => t + off[c]), k };
+  }
+
+  /** The momentum (4H, 3) of a push at vertex ``p``: its grip's mass points at velocity
+   * ``v`` (3, m/s), as ``--push`` moves a region (handle_motion._push). */
+  impulse(p, v) {
+    const grip = this._grip(p), pm = this.arrays.point_mass;
+    const rows = take(this.massRows, grip), f = new Float64Array(3 * grip.length);
+    grip.forEach((i, q) => { for (let c = 0; c < 3; c++) f[3 * q + c] = pm[i] * v[c]; });
+    return mulT(rows, f, 3, new Float64Array(this.H4 * 3));
   }
 
   /** The state at the clip's frame ``f`` (its coordinates stored; its velocities from
