@@ -105,4 +105,7 @@ def test_a_page_of_what_the_handles_did_not_move_plays_the_clip_alone(tmp_path):
     assert _live(text) is None
     assert not json.loads(re.search(r'id="neurok-config">(.*?)</script>', text).group(1))["live"]
     model = ReducedModel({"rest": np.zeros((4, 3))}, {})
-    assert live_model(model, np.arange(4), np.eye(4)[:, :3], np.eye(4), np.zeros((5, 3))) is None
+    A = np.eye(4)[:, :3]
+    assert live_model(model, np.arange(4), A, np.eye(4), np.zeros((4, 3)), 5) is None
+    assert live_model(model, np.arange(4), A, np.eye(4), np.ones((4, 3)), 4) is None
+    assert live_model(model, np.arange(4), A, np.eye(4), np.zeros((4, 3)), 4) is not None

@@ -522,7 +522,6 @@ export class Stepper {
     this.airVertRows = take(this.vertexRows, this.airVerts);
     this.xAir = new Float64Array(3 * this.n);
     this.vAir = new Float64Array(3 * this.n);
-    if (this.touch) this.touch.TZ = product(this.touch.T, this.vertexRows);
     // the lagged rotations' data: the handles' weights over the material's points
     const P = a.material_rest.length / 3, km = K("material");
     const mass = new Float64Array(H), mc = new Float64Array(H * 3), sq = new Float64Array(H);
@@ -1099,17 +1098,29 @@ export class Stepper {
 
   /** The ground's candidates at Z, V: the points near enough to reach it (their fall over
    * two steps, and a margin), with the normal forces they carry now -> [contact or null,
-   * the points touching (C,)]. Heights from (touch rows x vertex rows) Z: the ground's
-   * points' heights alone, a third of the vertices' positions. */
+   * the points touching (C,)]. Heights alone (a third of the positions), summed as the
+   * Python step sums them: the vertices' (rest + rows Z), then the touch rows over them
+   * (another order flipped a point's touching flag at the teapot's landing, and its
+   * unconverged step went elsewhere). */
   _contact(Z, V) {
-    const T = this.touch, C = T.rows.rows, h = this.h, size = this.size, TZ = T.TZ;
-    const index = [], active = new Uint8Array(C), yAt = new Float64Array(C);
+    const T = this.touch, C = T.rows.rows, h = this.h, size = this.size, R = this.vertexRows;
+    const n = this.n, xy = new Float64Array(n), vy = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      let s = 0, sv = 0;
+      for (let p = R.indptr[i]; p < R.indptr[i + 1]; p++) {
+        const a = 3 * R.indices[p] + 1;
+        s += R.data[p] * Z[a];
+        sv += R.data[p] * V[a];
+      }
+      xy[i] = this.rest[3 * i + 1] + s;
+      vy[i] = sv;
+    }
+    const index = [], active = new Uint8Array(C), yAt = new Float64Array(C), TT = T.T;
     for (let i = 0; i < C; i++) {
-      let y = T.rest[3 * i + 1], yd = 0;
-      for (let p = TZ.indptr[i]; p < TZ.indptr[i + 1]; p++) {
-        const a = 3 * TZ.indices[p] + 1;
-        y += TZ.data[p] * Z[a];
-        yd += TZ.data[p] * V[a];
+      let y = 0, yd = 0;
+      for (let p = TT.indptr[i]; p < TT.indptr[i + 1]; p++) {
+        y += TT.data[p] * xy[TT.indices[p]];
+        yd += TT.data[p] * vy[TT.indices[p]];
       }
       const fall = 2 * h * Math.max(-yd, 0);
       if (y < fall + this.k.reach * size) index.push(i);
@@ -1117,27 +1128,41 @@ export class Stepper {
       yAt[i] = y;
     }
     if (!index.length) return [null, active];
-    const n = index.length;
-    const ct = { rows: take(T.rows, index), k: new Float64Array(n), close: new Uint8Array(n),
-                 yRest: new Float64Array(n), dashpot: T.dashpot ? new Float64Array(n) : null };
-    const lam = new Float64Array(n), slide = new Float64Array(n);
+    const m = index.length;
+    const vx = this.vx || (this.vx = new Float64Array(n));  // the candidates' vertices'
+    const vz = this.vz || (this.vz = new Float64Array(n));  // horizontal velocities
+    for (const i of index) {
+      for (let p = TT.indptr[i]; p < TT.indptr[i + 1]; p++) {
+        const v = TT.indices[p];
+        let sx = 0, sz = 0;
+        for (let q = R.indptr[v]; q < R.indptr[v + 1]; q++) {
+          sx += R.data[q] * V[3 * R.indices[q]];
+          sz += R.data[q] * V[3 * R.indices[q] + 2];
+        }
+        vx[v] = sx;
+        vz[v] = sz;
+      }
+    }
+    const ct = { rows: take(T.rows, index), k: new Float64Array(m), close: new Uint8Array(m),
+                 yRest: new Float64Array(m), dashpot: T.dashpot ? new Float64Array(m) : null };
+    const lam = new Float64Array(m), slide = new Float64Array(m);
     index.forEach((i, q) => {
       ct.k[q] = T.k[i];
       ct.close[q] = active[i];
       ct.yRest[q] = T.rest[3 * i + 1];
       if (ct.dashpot) ct.dashpot[q] = T.dashpot[i] / this.hh;
       lam[q] = T.k[i] * Math.max(-yAt[i], 0);
-      let vx = 0, vz = 0;
-      for (let p = TZ.indptr[i]; p < TZ.indptr[i + 1]; p++) {
-        vx += TZ.data[p] * V[3 * TZ.indices[p]];
-        vz += TZ.data[p] * V[3 * TZ.indices[p] + 2];
+      let sx = 0, sz = 0;
+      for (let p = TT.indptr[i]; p < TT.indptr[i + 1]; p++) {
+        sx += TT.data[p] * vx[TT.indices[p]];
+        sz += TT.data[p] * vz[TT.indices[p]];
       }
-      slide[q] = this.hh * Math.hypot(vx, vz);
+      slide[q] = this.hh * Math.hypot(sx, sz);
     });
     ct.friction = null;
     if (this.friction > 0) {
       const touching = [];
-      for (let q = 0; q < n; q++) if (this.friction * lam[q] > 0) touching.push(q);
+      for (let q = 0; q < m; q++) if (this.friction * lam[q] > 0) touching.push(q);
       ct.rowsF = take(ct.rows, touching);
       ct.friction = Float64Array.from(touching, (q) => this.friction * lam[q]);
       ct.slide = Float64Array.from(touching, (q) => slide[q]);
