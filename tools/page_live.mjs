@@ -10,7 +10,8 @@
 // screenshot while it pulls), then a scripted pull of the top vertex upward
 // for a second (pulled: how far it rose, in world units), let go, four seconds on (speed:
 // the fastest vertex then, m/s; size: the clip's diagonal), then a poke at the top vertex
-// (poked: the fastest vertex right after) and four seconds on (still: the fastest then).
+// (poked: the fastest vertex right after) and four seconds on (still: the fastest then);
+// skin: the most a vertex three.js skins (as the GPU does) is off the model's, x size.
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { chromium } from "playwright-core";
@@ -90,10 +91,13 @@ try {
       n.live.release();
       n.live.step(4);
       const speed = n.live.speed();
+      const model = n.live.positions(), drawn = n.live.shown();  // three.js's skinning
+      let skin = 0;
+      for (let i = 0; i < model.length; i++) skin = Math.max(skin, Math.abs(model[i] - drawn[i]));
       n.live.poke(top / 3, [1, 0, 0]);  // a click's push, sideways
       const poked = n.live.speed();
       n.live.step(4);
-      return { pulled, size, speed, poked, still: n.live.speed() };
+      return { pulled, size, speed, poked, still: n.live.speed(), skin: skin / size };
     }));
   }
   result.errors = errors;

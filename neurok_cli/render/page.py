@@ -41,6 +41,8 @@ MODULES = {  # import-map name -> vendored file
     "three/addons/libs/meshopt_decoder.module.js": "meshopt_decoder.module.js",
     "neurok/reduced": "reduced.js",  # the reduced model's own steps (ours)
 }
+MOST_LIVE_HANDLES = 128  # a page steps at most this many handles live (a factor of 1,536
+# unknowns: about a second's stall in a browser; more, and it plays the clip only)
 RENAMES = {  # sibling imports, as three.js 0.181 writes them, -> import-map names
     "three.module.min.js": ('from"./three.core.min.js"', 'from"three/core"'),
     "GLTFLoader.js": ("from '../utils/BufferGeometryUtils.js'",
@@ -134,22 +136,23 @@ licensed too: Copyright (c) 2016-2024 Arseny Kapoulkine. -->
 
 
 def live_model(model: ReducedModel, index: np.ndarray, to_file: np.ndarray,
-               root: np.ndarray, start: np.ndarray, shown: int) -> bytes | None:
+               root: np.ndarray, played: np.ndarray) -> bytes | None:
     """The reduced model with the page's binding, packed and deflated: ``page_vertex`` (N,)
     the model's vertex under each of the page's (``index``: the asset's vertices, which the
-    page's ``shown`` vertices list in order) and ``page_from_model`` (4, 3): world =
-    [x, 1] @ it, the model's frame to the file's (``to_file`` (4, 3), alike) and the file's
-    to the page's world (``root`` (4, 4), the GLB's root node). None where that does not
-    put the model's rest at the clip's start ``start`` (N, 3, file frame) or the page shows
-    other vertices."""
+    page's meshes list in order) and ``page_from_model`` (4, 3): world = [x, 1] @ it, the
+    model's frame to the file's (``to_file`` (4, 3), alike) and the file's to the page's
+    world (``root`` (4, 4), the GLB's root node). None where that does not put the model's
+    rest where the page shows the clip's first frame, ``played`` (N, 3), vertex by vertex
+    (meshes listed in another order; a file whose own animation moves it at the start);
+    or where the model has more handles than a page steps live (MOST_LIVE_HANDLES)."""
     index = np.asarray(index)
-    if len(index) != shown or len(index) != len(start):
-        return None
-    rest = np.concatenate([model.arrays["rest"][index], np.ones((len(index), 1))], axis=1)
-    diag = float(np.linalg.norm(np.ptp(start, axis=0))) or 1.0
-    if np.abs(rest @ to_file - start).max() > 1e-6 * diag:
+    if len(index) != len(played) or model.values["handles"] > MOST_LIVE_HANDLES:
         return None
     A = np.vstack([to_file[:3] @ root[:3, :3].T, to_file[3] @ root[:3, :3].T + root[:3, 3]])
+    rest = np.concatenate([model.arrays["rest"][index], np.ones((len(index), 1))], axis=1)
+    diag = float(np.linalg.norm(np.ptp(played, axis=0))) or 1.0
+    if np.abs(rest @ A - played).max() > 1e-3 * diag:  # (the clip's encoding: 1e-3)
+        return None
     arrays = {**model.arrays, "page_vertex": index.astype(np.int32), "page_from_model": A}
     return zlib.compress(pack(ReducedModel(arrays, model.values)), 9)
 
@@ -171,7 +174,7 @@ def write_page(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *,
         rep = write_animated(asset, list(motions[:1]), glb, fps=fps, meshopt=True, **gltf)
         played = read_animated(glb, fps=fps, animations=[0]).frames
         blob = None if live is None else live_model(
-            *live, root_of(asset, gltf.get("root_matrix")), motions[0][0], played.shape[1])
+            *live, root_of(asset, gltf.get("root_matrix")), played[0])
         text = page_html(glb.read_bytes(), played, title=f"{Path(path).stem} (neurok)",
                          caption=caption, live=blob)
     with atomic_path(path) as out:

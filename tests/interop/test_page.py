@@ -90,5 +90,6 @@ def test_a_drag_moves_the_object_and_it_comes_to_rest(tmp_path):
     assert result["live"] and result["moved"] > 0.05 * result["size"]
     assert result["pulled"] > 0.5 * 0.3 * result["size"]
     assert result["speed"] < 0.01  # m/s, four seconds after letting go
+    assert result["skin"] < 1e-4  # drawn where the model is (skinned from its rest)
     assert 0.3 < result["poked"] < 3.0  # a poke: about 1 m/s where it lands, not a blow-up
     assert result["still"] < 0.01

@@ -104,8 +104,10 @@ def test_a_page_of_what_the_handles_did_not_move_plays_the_clip_alone(tmp_path):
     text = _page(tmp_path)[2].read_text()
     assert _live(text) is None
     assert not json.loads(re.search(r'id="neurok-config">(.*?)</script>', text).group(1))["live"]
-    model = ReducedModel({"rest": np.zeros((4, 3))}, {})
+    model = ReducedModel({"rest": np.eye(4)[:, :3]}, {"handles": 8})
     A = np.eye(4)[:, :3]
-    assert live_model(model, np.arange(4), A, np.eye(4), np.zeros((4, 3)), 5) is None
-    assert live_model(model, np.arange(4), A, np.eye(4), np.ones((4, 3)), 4) is None
-    assert live_model(model, np.arange(4), A, np.eye(4), np.zeros((4, 3)), 4) is not None
+    assert live_model(model, np.arange(4), A, np.eye(4), np.eye(4)[:, :3]) is not None
+    assert live_model(model, np.arange(4), A, np.eye(4), np.eye(5)[:, :3]) is None  # count
+    assert live_model(model, np.arange(4)[::-1], A, np.eye(4), np.eye(4)[:, :3]) is None
+    model.values["handles"] = 200  # more than a page steps live
+    assert live_model(model, np.arange(4), A, np.eye(4), np.eye(4)[:, :3]) is None

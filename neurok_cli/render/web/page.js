@@ -162,8 +162,16 @@ async function main() {
     const wall = (now - last) / 1000, dt = Math.min(wall, 0.1);
     last = now;
     if (live && live.on) {
-      if (playing) live.run(wall, 0.025);
-      live.clock();
+      try {
+        if (playing) live.run(wall, 0.025);
+        live.clock();
+      } catch (e) {  // (a throw here would end the animation loop)
+        console.warn(e);
+        show(duration);
+        setPlaying(false);
+        document.getElementById("caption").textContent =
+          `The live object stopped (${e.message}); Reset plays the clip again.`;
+      }
     } else if (playing) {
       show(time + dt);
       if (time >= duration) {  // the clip is over: the object stays, live (or stops)
@@ -222,6 +230,15 @@ class Live {
       const g0 = m.geometry, count = g0.attributes.position.count;
       const g = new THREE.BufferGeometry();
       for (const [name, attr] of Object.entries(g0.attributes)) g.setAttribute(name, attr);
+      // the model's rest, in the mesh's own frame: the bones move it (the GLB's base is not
+      // it: a compact encoding's base is shifted, and the clip starts lifted off the ground)
+      const toLocal = m.matrixWorld.clone().invert().multiply(this.toWorld);
+      const pos = new Float32Array(3 * count), v = new THREE.Vector3(), rest = a.rest;
+      for (let i = 0; i < count; i++) {
+        const p = 3 * this.pageVertex[offset + i];
+        v.set(rest[p], rest[p + 1], rest[p + 2]).applyMatrix4(toLocal).toArray(pos, 3 * i);
+      }
+      g.setAttribute("position", new THREE.Float32BufferAttribute(pos, 3));
       g.morphAttributes = g0.morphAttributes;  // (ours held at zero; the file's own played)
       g.morphTargetsRelative = g0.morphTargetsRelative;
       if (g0.index) g.setIndex(g0.index);
@@ -302,8 +319,9 @@ class Live {
       steps++;
     }
     if (this.owed >= h) this.owed = 0;  // behind: the motion slows down rather than jumps
-    this.lived = (this.lived || 0) + dt;  // seconds of the page's, and of the motion's
-    this.moved = (this.moved || 0) + steps * h;
+    if (this.lived > 2) { this.lived /= 2; this.moved /= 2; }  // (the last few seconds)
+    this.lived = (this.lived || 0) + Math.min(dt, 0.25);  // seconds of the page's (a gap:
+    this.moved = (this.moved || 0) + steps * h;  // a hidden tab's) and of the motion's
     this.rate = this.lived > 0 ? this.moved / this.lived : 1;
     this.mixer.setTime(this.state.t);
     this.Z.set(this.state.Z);
@@ -334,7 +352,7 @@ class Live {
                                   -(event.clientY - r.top) / r.height * 2 + 1);
     this.raycaster.setFromCamera(ndc, this.camera);
     const shown = (this.on ? this.skinned : this.meshes);
-    for (const m of this.skinned) m.boundingSphere = m.boundingBox = null;  // (they moved)
+    for (const m of shown) if (m.isSkinnedMesh) m.boundingSphere = m.boundingBox = null;  // moved
     const hit = this.raycaster.intersectObjects(shown, false)[0];
     if (!hit) return null;
     const mesh = hit.object, v = new THREE.Vector3();
@@ -356,6 +374,7 @@ class Live {
     let grab = null;
     const plane = new THREE.Plane(), hitPoint = new THREE.Vector3();
     el.addEventListener("pointerdown", (e) => {
+      if (e.button !== 0) return;  // (the others pan and zoom)
       const got = this.pick(e);
       if (!got) return;
       grab = { ...got, x: e.clientX, y: e.clientY, dragging: false };
@@ -380,9 +399,9 @@ class Live {
                                 this.pullStiffness(), this.state.Z);
       }
     });
-    const up = () => {
+    const up = (e) => {
       if (!grab) return;
-      if (!grab.dragging) {  // a click: a poke along the view
+      if (!grab.dragging && e.type === "pointerup") {  // a click: a poke along the view
         goLive();
         this.poke(grab.vertex, this.raycaster.ray.direction.toArray());
       }
@@ -411,7 +430,7 @@ class Live {
       goLive();
       const speed = Number(wind.value);
       st.wind = Float64Array.from(dir, (d) => d * speed);
-      if (speed > 0 && st.air === 0) st.air = st.values.air_coefficient;
+      st.air = speed > 0 ? st.values.air_coefficient : st.values.air;
     };
   }
 
@@ -426,7 +445,7 @@ class Live {
   /** What a test or the console drives: the model's own run from the clip's start, and
    * the live object's state. */
   api(goLive) {
-    const st = this.stepper;
+    const st = this.stepper, live = () => { goLive(); return this.state; };  // (live first)
     return {
       handles: st.H,
       integrate: (seconds) =>  // from the clip's start state, as animate started, on a
@@ -434,18 +453,31 @@ class Live {
         integrate(new Stepper(this.model), seconds).frames.map((x) => this.world(x)),
       enter: (t) => { goLive(); this.enter(t); },
       step: (seconds) => {  // steps at once, whatever the time they take
-        for (let k = 0; k < Math.round(seconds / st.h); k++) st.step(this.state);
-        this.Z.set(this.state.Z);
+        const state = live();
+        for (let k = 0; k < Math.round(seconds / st.h); k++) st.step(state);
+        this.Z.set(state.Z);
       },
       // vertices by the page's numbering (sample's order)
       pull: (i, target) => st.pullVertex(this.pageVertex[i], this.toModel(target),
-                                         this.pullStiffness(), this.state.Z),
+                                         this.pullStiffness(), live().Z),
       release: () => st.pullVertex(null),
-      poke: (i, dir) => this.poke(this.pageVertex[i], dir),
-      positions: () => this.world(st.positions(this.state.Z)),
+      poke: (i, dir) => { live(); this.poke(this.pageVertex[i], dir); },
+      positions: () => this.world(st.positions(live().Z)),
+      shown: () => {  // the live meshes' vertices as three.js skins them, world (x, y, z, ...)
+        this.skinned[0].skeleton.update();
+        const out = [], v = new THREE.Vector3();
+        for (const m of this.skinned) {
+          m.updateMatrixWorld(true);
+          for (let i = 0; i < m.geometry.attributes.position.count; i++) {
+            m.getVertexPosition(i, v).applyMatrix4(m.matrixWorld);
+            out.push(v.x, v.y, v.z);
+          }
+        }
+        return out;
+      },
       speed: () => {  // the fastest vertex, m/s
         let top = 0;
-        const x = st.velocities(this.state.V);
+        const x = st.velocities(live().V);
         for (let i = 0; i < x.length; i += 3) top = Math.max(top, Math.hypot(x[i], x[i + 1], x[i + 2]));
         return top;
       },

@@ -1238,12 +1238,15 @@ export class Stepper {
    * almost no mass in a solid (a poke there gave one vertex 60 m/s and the motion blew up),
    * as handle_motion._push says. */
   _grip(p) {
+    if (this.gripOf === p) return this.grip;  // (a drag asks again at every move)
     const P = this.materialRest.length / 3, x = this.rest, m = this.materialRest;
     const k = Math.min(P, Math.max(4, Math.min(64, Math.round(P / 64))));
     const d = Array.from({ length: P }, (_, i) => [Math.hypot(m[3 * i] - x[3 * p],
       m[3 * i + 1] - x[3 * p + 1], m[3 * i + 2] - x[3 * p + 2]), i]);
     d.sort((a, b) => a[0] - b[0]);
-    return d.slice(0, k).map(([, i]) => i);
+    this.gripOf = p;
+    this.grip = d.slice(0, k).map(([, i]) => i);
+    return this.grip;
   }
 
   /** Pull the grip at vertex ``p`` (its mass points' mean) toward where ``target`` (3,
