@@ -52,8 +52,8 @@ def describe(stepper, V0: np.ndarray, pushes: list[tuple[float, np.ndarray]],
              constants: dict) -> ReducedModel:
     """The model a ``handle_motion._Step`` integrates, started at rest moving at ``V0``
     (4H, 3), with ``pushes`` [(time, momentum (4H, 3))] and the ``clip``'s coordinates and
-    velocities at each frame ((T, 4H, 3) each; the coordinates are stored as float32, a
-    start for the page's own steps from any frame, not a reference)."""
+    velocities at each frame ((T, 4H, 3) each, stored as float32: a start for the page's
+    own steps from any frame, not a reference)."""
     mech = stepper.mech
     n = len(stepper.v)
     a: dict[str, np.ndarray] = {}
@@ -111,4 +111,6 @@ def describe(stepper, V0: np.ndarray, pushes: list[tuple[float, np.ndarray]],
         a["push_time"] = np.asarray([t for t, _ in pushes], np.float64)
         a["push_momentum"] = np.stack([p for _, p in pushes]).astype(np.float64)
     a["clip_coords"] = clip[0].astype(np.float32)
+    a["clip_velocities"] = clip[1].astype(np.float32)  # (a finite difference of the frames
+    # was a frame late, and far off where it lands)
     return ReducedModel(a, values)

@@ -49,6 +49,8 @@ def test_a_solid_s_model_holds_its_basis_contact_and_clip():
     for fi in (0, 9, len(a["clip_coords"]) - 1):
         x = a["rest"] + rows @ a["clip_coords"][fi].astype(np.float64)
         assert np.abs(x - motion.frames[0, fi]).max() < 1e-5 * size
+    speed = rows @ a["clip_velocities"][9].astype(np.float64)  # frame 9's, from the steps
+    assert np.abs(speed).max() > 0.1 and a["clip_velocities"].dtype == np.float32
     # the push, as a momentum at its time; the ground's points: the vertices, then more
     assert a["push_time"].tolist() == [0.2] and a["push_momentum"].shape == (1, 4 * H, 3)
     T = m.csr("touch")

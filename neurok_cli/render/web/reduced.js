@@ -1278,18 +1278,13 @@ export class Stepper {
     return mulT(rows, f, 3, new Float64Array(this.H4 * 3));
   }
 
-  /** The state at the clip's frame ``f`` (its coordinates stored; its velocities from
-   * the frames beside it), to step on from. */
+  /** The state at the clip's frame ``f`` (its coordinates and velocities, float32), to step
+   * on from. */
   clipState(f) {
-    const a = this.arrays, n3 = this.H4 * 3, fps = this.values.fps;
-    const Z = Float64Array.from(a.clip_coords.subarray(f * n3, (f + 1) * n3));
-    let V = a.start_velocity;
-    if (f > 0) {
-      V = new Float64Array(n3);
-      const prev = a.clip_coords.subarray((f - 1) * n3, f * n3);
-      for (let i = 0; i < n3; i++) V[i] = (Z[i] - prev[i]) * fps;
-    }
-    return this.start(Z, V, f / fps);
+    const a = this.arrays, n3 = this.H4 * 3;
+    const Z = a.clip_coords.subarray(f * n3, (f + 1) * n3);
+    const V = a.clip_velocities.subarray(f * n3, (f + 1) * n3);
+    return this.start(Z, V, f / this.values.fps);
   }
 
   /** A velocity jump from a momentum (4H, 3) on the coordinates; the next step is Euler's. */
