@@ -7,14 +7,15 @@ between the ``<!-- results:begin -->`` and ``<!-- results:end -->`` lines of doc
 ``--check`` prints the section instead of writing it.
 
     python benchmarks/results.py --summary PLAUSIBILITY.json [--weights neurok-base]
-        [--bones BENCH_BONES.json] [--speed BENCH_ANIMATE.json]
+        [--bones BENCH_BONES.json] [--speed BENCH_ANIMATE.json] [--page BENCH_PAGE.json]
 
 writes README's compact table instead (between ``<!-- summary:begin -->`` and
 ``<!-- summary:end -->``): the bundle's test-split figures from its ``config.json`` (what
 `neurok eval` measured), the rows of `python benchmarks/plausibility.py --json FILE` and,
 with ``--bones``, the penguin's clip in each glTF encoding (`python benchmarks/bench_bones.py
 --json FILE`), with ``--speed`` the whole commands' times (`python
-benchmarks/bench_animate.py --json FILE`) in place of the plausibility run's.
+benchmarks/bench_animate.py --json FILE`) in place of the plausibility run's, with
+``--page`` the 10k sphere's web page (`python benchmarks/bench_page.py --json FILE`).
 
 The run that fills DIR (about ten minutes on a 2-core CPU; one benchmark at a time: two
 processes on 2 cores slow each other down):
@@ -69,7 +70,7 @@ def section(folder: Path) -> str:
 
 
 def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = None,
-                  speed: dict | None = None) -> list[str]:
+                  speed: dict | None = None, page: dict | None = None) -> list[str]:
     """README's table: the bundle's test-split figures, then each plausibility run against
     the engine."""
     ik, ro = metrics["test"]["inverse_kinematics"], metrics["test"]["rollout"]
@@ -96,7 +97,21 @@ def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = N
         r = plaus[0]
         out.append(f"| {r['asset']} {r['preset']}, in one process (loading to written GLB) | "
                    f"{r['animate_s']:.1f} s | `neurok simulate` {r['simulate_s']:.1f} s | same |")
-    return out + _bones_row(bones or [])
+    return out + _bones_row(bones or []) + _page_row(page)
+
+
+def _page_row(d: dict | None) -> list[str]:
+    """README's row from bench_page.py: the 10k sphere's page, its size and the page's own
+    steps (in node) against the motion each step covers."""
+    rows = [r for r in (d or {}).get("rows", []) if r["asset"].startswith("sphere 9")
+            and r["mode"] == "live"]
+    if not rows:
+        return []
+    r = rows[0]
+    return [f"| web page (`-o x.html`) of a {r['asset'][7:]}-vertex sphere: size / the page's "
+            f"own step, the object live | {r['page_mb']:.2f} MB / {r['node_step_ms']:.1f} ms | "
+            f"aim 5 MB / the step's {r['step_ms']:.1f} ms of motion | "
+            "`python benchmarks/bench_page.py` |"]
 
 
 def _speed_rows(d: dict) -> list[str]:
@@ -163,6 +178,7 @@ def main() -> None:
     ap.add_argument("--weights", default="neurok-base", help="the bundle whose figures to show")
     ap.add_argument("--bones", type=Path, help="bench_bones.py's JSON: the encodings' row")
     ap.add_argument("--speed", type=Path, help="bench_animate.py's JSON: the speed rows")
+    ap.add_argument("--page", type=Path, help="bench_page.py's JSON: the web page's row")
     ap.add_argument("--readme", type=Path, default=None,
                     help="the Markdown file holding the block (default: docs/results.md, or "
                     "README.md with --summary)")
@@ -175,8 +191,9 @@ def main() -> None:
         metrics = json.loads(config.read_text())["metrics"]
         bones = json.loads(args.bones.read_text()) if args.bones else None
         speed = json.loads(args.speed.read_text()) if args.speed else None
+        page = json.loads(args.page.read_text()) if args.page else None
         body = "\n".join(summary_table(metrics, json.loads(args.summary.read_text()), bones,
-                                        speed))
+                                        speed, page))
         target, marks = args.readme or ROOT / "README.md", SUMMARY
     else:
         body = section(args.folder)
