@@ -45,7 +45,8 @@ try {
       const n = window.neurok, t = n.duration;
       n.seek(t);
       const x = n.sample(t);
-      const c = [0, 1, 2].map((k) => x.filter((_, i) => i % 3 === k).reduce((a, b) => a + b) * 3 / x.length);
+      const c = [0, 1, 2].map((k) => x.filter((_, i) => i % 3 === k)
+        .reduce((a, b) => a + b) * 3 / x.length);
       let best = 0, near = Infinity;
       for (let i = 0; i < x.length; i += 3) {
         const d = Math.hypot(x[i] - c[0], x[i + 1] - c[1], x[i + 2] - c[2]);
@@ -81,7 +82,10 @@ try {
       for (let i = 0; i < x.length; i += 3) if (x[i + 1] > x[top + 1]) top = i;
       let lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
       for (let i = 0; i < x.length; i += 3) {
-        for (let c = 0; c < 3; c++) { lo[c] = Math.min(lo[c], x[i + c]); hi[c] = Math.max(hi[c], x[i + c]); }
+        for (let c = 0; c < 3; c++) {
+          lo[c] = Math.min(lo[c], x[i + c]);
+          hi[c] = Math.max(hi[c], x[i + c]);
+        }
       }
       const size = Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
       const target = [x[top], x[top + 1] + 0.3 * size, x[top + 2]];

@@ -124,7 +124,9 @@ async function main() {
   };
   document.getElementById("reset").onclick = () => { show(0); setPlaying(true); };
   slider.oninput = () => { setPlaying(false); show(Number(slider.value) * duration); };
-  addEventListener("keydown", (e) => { if (e.key === " ") { e.preventDefault(); button.click(); } });
+  addEventListener("keydown", (e) => {
+    if (e.key === " ") { e.preventDefault(); button.click(); }
+  });
   addEventListener("resize", () => {
     camera.aspect = innerWidth / innerHeight;
     camera.updateProjectionMatrix();
@@ -267,18 +269,24 @@ class Live {
     }
     // the file's own morph weight tracks, retargeted to the live meshes
     const byName = new Map();
-    meshes.forEach((m, i) => { byName.set(m.name, this.skinned[i]); byName.set(m.uuid, this.skinned[i]); });
+    meshes.forEach((m, i) => {
+      byName.set(m.name, this.skinned[i]);
+      byName.set(m.uuid, this.skinned[i]);
+    });
     this.mixer = new THREE.AnimationMixer(root);
     for (const clip of own) {
       const tracks = clip.tracks.flatMap((t) => {
-        const [node, prop] = [t.name.slice(0, t.name.lastIndexOf(".")), t.name.slice(t.name.lastIndexOf(".") + 1)];
+        const dot = t.name.lastIndexOf(".");
+        const [node, prop] = [t.name.slice(0, dot), t.name.slice(dot + 1)];
         const sm = byName.get(node);
         if (prop !== "morphTargetInfluences" || !sm) return [];
         const c = t.clone();
         c.name = `${sm.uuid}.morphTargetInfluences`;
         return [c];
       });
-      if (tracks.length) this.mixer.clipAction(new THREE.AnimationClip(clip.name, clip.duration, tracks)).play();
+      if (tracks.length) {
+        this.mixer.clipAction(new THREE.AnimationClip(clip.name, clip.duration, tracks)).play();
+      }
     }
     this.size = model.values.size;
     this.mass = model.values.mass;
@@ -338,7 +346,9 @@ class Live {
     const out = new Array(3 * this.pageVertex.length), e = this.toWorld.elements;
     for (let i = 0; i < this.pageVertex.length; i++) {
       const p = 3 * this.pageVertex[i], a = x[p], b = x[p + 1], c = x[p + 2];
-      for (let k = 0; k < 3; k++) out[3 * i + k] = e[k] * a + e[4 + k] * b + e[8 + k] * c + e[12 + k];
+      for (let k = 0; k < 3; k++) {
+        out[3 * i + k] = e[k] * a + e[4 + k] * b + e[8 + k] * c + e[12 + k];
+      }
     }
     return out;
   }
@@ -366,7 +376,7 @@ class Live {
     return { vertex: this.pageVertex[offset + best], point: hit.point.clone(), ndc };
   }
 
-  pullStiffness() { return 10 * this.mass * 9.81 / this.size; }  // its weight at a tenth of its size
+  pullStiffness() { return 10 * this.mass * 9.81 / this.size; }  // its weight at 0.1 size
 
   /** Pointer handling: a drag pulls the point under it, a click pokes it. */
   listen(goLive) {
@@ -478,7 +488,9 @@ class Live {
       speed: () => {  // the fastest vertex, m/s
         let top = 0;
         const x = st.velocities(live().V);
-        for (let i = 0; i < x.length; i += 3) top = Math.max(top, Math.hypot(x[i], x[i + 1], x[i + 2]));
+        for (let i = 0; i < x.length; i += 3) {
+          top = Math.max(top, Math.hypot(x[i], x[i + 1], x[i + 2]));
+        }
         return top;
       },
       isLive: () => this.on,

@@ -469,7 +469,9 @@ export class Stepper {
     this.r = a.free.shape[1];
     const pm = a.point_mass, g = v.gravity;
     const weighted = new Float64Array(pm.length * 3);
-    for (let i = 0; i < pm.length; i++) for (let c = 0; c < 3; c++) weighted[3 * i + c] = pm[i] * g[c];
+    for (let i = 0; i < pm.length; i++) {
+      for (let c = 0; c < 3; c++) weighted[3 * i + c] = pm[i] * g[c];
+    }
     this.gravity = mulT(this.massRows, weighted, 3, new Float64Array(H4 * 3));
     this.elements = v.elements === "operator" ? csr(a, "elements") : this._operator();
     this.F0 = a.elements_rest;
@@ -620,7 +622,8 @@ export class Stepper {
       const kv = a.skin_index.shape[1], km = a.material_index.shape[1];
       const point = (p) => (p < n ? [a.rest, 3 * p] : [a.material_rest, 3 * (p - n)]);
       const slots = (p) => (p < n
-        ? [a.skin_index, a.skin_weight, p * kv, kv] : [a.material_index, a.material_weight, (p - n) * km, km]);
+        ? [a.skin_index, a.skin_weight, p * kv, kv]
+        : [a.material_index, a.material_weight, (p - n) * km, km]);
       const fit = new Float64Array(16), rhs = new Float64Array(4 * k);
       const g = new Float64Array(k), rel = new Float64Array(3 * k), dist = new Float64Array(k);
       for (let e = 0; e < E; e++) {
@@ -671,7 +674,10 @@ export class Stepper {
     const data = new Float64Array(indptr[entries.length]);
     entries.forEach((row, i) => {
       const cols = [...row.keys()].sort((x, y) => x - y);
-      cols.forEach((col, q) => { indices[indptr[i] + q] = col; data[indptr[i] + q] = row.get(col); });
+      cols.forEach((col, q) => {
+        indices[indptr[i] + q] = col;
+        data[indptr[i] + q] = row.get(col);
+      });
     });
     return { indptr, indices, data, rows: entries.length, cols: H4 };
   }
@@ -715,7 +721,8 @@ export class Stepper {
             const row = (U[ia] * 3 + c) * n3;
             for (let c2 = 0; c2 < 3; c2++) {
               let s = 0;
-              for (let j2 = 0; j2 < d; j2++) s += T[((ia * 3 + c) * 3 + c2) * d + j2] * G[j2 * u + ib];
+              const t0 = ((ia * 3 + c) * 3 + c2) * d;
+              for (let j2 = 0; j2 < d; j2++) s += T[t0 + j2] * G[j2 * u + ib];
               K0[row + U[ib] * 3 + c2] += s;
             }
           }
@@ -737,7 +744,8 @@ export class Stepper {
       const i0 = 3 * faces[q], i1 = 3 * faces[q + 1], i2 = 3 * faces[q + 2];
       const a0 = x[i1] - x[i0], a1 = x[i1 + 1] - x[i0 + 1], a2 = x[i1 + 2] - x[i0 + 2];
       const b0 = x[i2] - x[i0], b1 = x[i2 + 1] - x[i0 + 1], b2 = x[i2 + 2] - x[i0 + 2];
-      const c0 = (a1 * b2 - a2 * b1) / 6, c1 = (a2 * b0 - a0 * b2) / 6, c2 = (a0 * b1 - a1 * b0) / 6;
+      const c0 = (a1 * b2 - a2 * b1) / 6, c1 = (a2 * b0 - a0 * b2) / 6;
+      const c2 = (a0 * b1 - a1 * b0) / 6;
       acc[i0] += c0; acc[i0 + 1] += c1; acc[i0 + 2] += c2;
       acc[i1] += c0; acc[i1 + 1] += c1; acc[i1 + 2] += c2;
       acc[i2] += c0; acc[i2 + 1] += c1; acc[i2 + 2] += c2;
@@ -772,7 +780,8 @@ export class Stepper {
         const hh = this.materialIndex[p * km + s];
         for (let i = 0; i < 3; i++) {
           wx[3 * hh + i] += w * x[3 * p + i];
-          for (let j = 0; j < 3; j++) cov[9 * hh + 3 * i + j] += w * x[3 * p + i] * this.materialRest[3 * p + j];
+          const wxi = w * x[3 * p + i];
+          for (let j = 0; j < 3; j++) cov[9 * hh + 3 * i + j] += wxi * this.materialRest[3 * p + j];
         }
       }
     }
@@ -784,7 +793,8 @@ export class Stepper {
       polar(F, own);
       for (let i = 0; i < 3; i++) {
         for (let j = 0; j < 3; j++) {
-          F[3 * i + j] = cov[9 * hh + 3 * i + j] - wx[3 * hh + i] * this.materialCentres[3 * hh + j] +
+          F[3 * i + j] = cov[9 * hh + 3 * i + j] -
+            wx[3 * hh + i] * this.materialCentres[3 * hh + j] +
             this.materialSpread[hh] * own[3 * i + j];
         }
       }
@@ -850,11 +860,15 @@ export class Stepper {
     let elastic = 0;
     for (let e = 0; e < this.E; e++) {
       for (let c = 0; c < 3; c++) {
-        for (let j = 0; j < d; j++) F[c * d + j] = this.F0[e * nd + c * d + j] + DZ[(e * d + j) * 3 + c];
+        for (let j = 0; j < d; j++) {
+          F[c * d + j] = this.F0[e * nd + c * d + j] + DZ[(e * d + j) * 3 + c];
+        }
       }
       const m = this.measure[e];
       elastic += m * material(this.law, F, d, P);
-      for (let c = 0; c < 3; c++) for (let j = 0; j < d; j++) W[(e * d + j) * 3 + c] = m * P[c * d + j];
+      for (let c = 0; c < 3; c++) {
+        for (let j = 0; j < d; j++) W[(e * d + j) * 3 + c] = m * P[c * d + j];
+      }
     }
     const ge = mulT(D, W, 3, new Float64Array(n3));
     val += sk * elastic;
@@ -885,7 +899,10 @@ export class Stepper {
   _contactEnergy(ct, Z, Zn, grad) {
     const n = ct.rows.rows, eps = this.k.slip * this.hh;
     const zy = new Float64Array(this.H4), dy = new Float64Array(this.H4);
-    for (let a = 0; a < this.H4; a++) { zy[a] = Z[3 * a + 1]; dy[a] = Z[3 * a + 1] - Zn[3 * a + 1]; }
+    for (let a = 0; a < this.H4; a++) {
+      zy[a] = Z[3 * a + 1];
+      dy[a] = Z[3 * a + 1] - Zn[3 * a + 1];
+    }
     const y = mul(ct.rows, zy, 1);
     const force = new Float64Array(n);
     let val = 0;
@@ -1013,7 +1030,9 @@ export class Stepper {
     const L = cholesky(A, n3);
     const W = new Float64Array(n3 * q3);  // A'^-1 (C kron I3), (3m, 3q)
     for (let a = 0; a < H4; a++) {
-      for (let j = 0; j < q; j++) for (let c = 0; c < 3; c++) W[(3 * a + c) * q3 + 3 * j + c] = C[a * q + j];
+      for (let j = 0; j < q; j++) {
+        for (let c = 0; c < 3; c++) W[(3 * a + c) * q3 + 3 * j + c] = C[a * q + j];
+      }
     }
     cholSolve(L, W, q3);
     const S = new Float64Array(q3 * q3);  // (C kron I3)^T W
@@ -1224,7 +1243,9 @@ export class Stepper {
     const [Znew, iters] = this._minimize(Zb, Zt, contact);
     const Vnew = new Float64Array(n3);
     for (let i = 0; i < n3; i++) Vnew[i] = (Znew[i] - Zb[i]) / hh;
-    for (const v of Znew) if (!Number.isFinite(v)) throw new Error(`the motion diverged at ${st.t.toFixed(3)} s`);
+    if (!Znew.every(Number.isFinite)) {
+      throw new Error(`the motion diverged at ${st.t.toFixed(3)} s`);
+    }
     st.previous = [st.Z, st.V];
     st.Z = Znew;
     st.V = Vnew;
