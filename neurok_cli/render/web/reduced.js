@@ -1115,6 +1115,78 @@ export class Stepper {
 
   // -- one step ---------------------------------------------------------------------------
 
+  /** The vertices in cells of a grid over their rest (at most 8 a side), each cell's box
+   * and the handles that move it: bounds on where a cell can be (_nearClusters). */
+  _clusters() {
+    const n = this.n, x = this.rest, R = this.vertexRows;
+    const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+    for (let i = 0; i < n; i++) {
+      for (let c = 0; c < 3; c++) {
+        lo[c] = Math.min(lo[c], x[3 * i + c]);
+        hi[c] = Math.max(hi[c], x[3 * i + c]);
+      }
+    }
+    const side = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]) / 8 || 1;
+    const dims = [0, 1, 2].map((c) => Math.max(1, Math.ceil((hi[c] - lo[c]) / side + 1e-9)));
+    const cells = new Map();
+    this.cellOf = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const k = [0, 1, 2].map((c) => Math.min(dims[c] - 1,
+                                              Math.floor((x[3 * i + c] - lo[c]) / side)));
+      const key = (k[0] * dims[1] + k[1]) * dims[2] + k[2];
+      if (!cells.has(key)) {
+        cells.set(key, { box: [Infinity, Infinity, Infinity, -Infinity, -Infinity, -Infinity],
+                         handles: new Set() });
+      }
+      const cl = cells.get(key);
+      for (let c = 0; c < 3; c++) {
+        cl.box[c] = Math.min(cl.box[c], x[3 * i + c]);
+        cl.box[3 + c] = Math.max(cl.box[3 + c], x[3 * i + c]);
+      }
+      for (let p = R.indptr[i]; p < R.indptr[i + 1]; p++) cl.handles.add(R.indices[p] >> 2);
+      this.cellOf[i] = key;
+    }
+    const list = [...cells.entries()];
+    const id = new Map(list.map(([key], j) => [key, j]));
+    for (let i = 0; i < n; i++) this.cellOf[i] = id.get(this.cellOf[i]);
+    const rows = list.map(() => []), TT = this.touch.T;  // the ground's points on each cell
+    for (let i = 0; i < TT.rows; i++) {
+      for (let p = TT.indptr[i]; p < TT.indptr[i + 1]; p++) {
+        rows[this.cellOf[TT.indices[p]]].push(i);
+      }
+    }
+    this.cells = list.map(([, cl], j) => ({ box: cl.box, handles: Int32Array.from(cl.handles),
+                                            rows: Int32Array.from(new Set(rows[j])) }));
+  }
+
+  /** (cells,) 1 where a cell's vertices may reach the ground's candidates this step: its
+   * box's lowest height under the least its handles' affine maps can give, against their
+   * fastest fall (exact bounds: the weights are a partition of unity, non-negative; a cell
+   * far above is skipped, its vertices not read). */
+  _nearClusters(Z, V) {
+    if (!this.cells) this._clusters();
+    const c = this.centres, size = this.size, out = new Uint8Array(this.cells.length);
+    const margin = 1e-9 * size;
+    this.cells.forEach((cl, k) => {
+      const b = cl.box;
+      let low = Infinity, slow = Infinity;  // the least height change, the least speed up
+      for (const hh of cl.handles) {
+        let g = Z[(4 * hh + 3) * 3 + 1], gv = V[(4 * hh + 3) * 3 + 1];
+        for (let j = 0; j < 3; j++) {
+          const a = Z[(4 * hh + j) * 3 + 1], av = V[(4 * hh + j) * 3 + 1];
+          const l = b[j] - c[3 * hh + j], u = b[3 + j] - c[3 * hh + j];
+          g += Math.min(a * l, a * u);
+          gv += Math.min(av * l, av * u);
+        }
+        low = Math.min(low, g);
+        slow = Math.min(slow, gv);
+      }
+      const fall = 2 * this.h * Math.max(-slow, 0);
+      out[k] = b[1] + low - margin * (1 + Math.abs(low)) < fall + this.k.reach * size ? 1 : 0;
+    });
+    return out;
+  }
+
   /** The ground's candidates at Z, V: the points near enough to reach it (their fall over
    * two steps, and a margin), with the normal forces they carry now -> [contact or null,
    * the points touching (C,)]. Heights alone (a third of the positions), summed as the
@@ -1123,8 +1195,14 @@ export class Stepper {
    * unconverged step went elsewhere). */
   _contact(Z, V) {
     const T = this.touch, C = T.rows.rows, h = this.h, size = this.size, R = this.vertexRows;
-    const n = this.n, xy = new Float64Array(n), vy = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
+    const n = this.n, near = this._nearClusters(Z, V);
+    const xy = this.xy || (this.xy = new Float64Array(n));  // the vertices' heights and
+    const vy = this.vy || (this.vy = new Float64Array(n));  // upward speeds, where read
+    const stamp = this.stamp || (this.stamp = new Int32Array(n));
+    const now = (this.stampNow = (this.stampNow || 0) + 1);
+    const height = (i) => {
+      if (stamp[i] === now) return;
+      stamp[i] = now;
       let s = 0, sv = 0;
       for (let p = R.indptr[i]; p < R.indptr[i + 1]; p++) {
         const a = 3 * R.indices[p] + 1;
@@ -1133,11 +1211,18 @@ export class Stepper {
       }
       xy[i] = this.rest[3 * i + 1] + s;
       vy[i] = sv;
-    }
+    };
     const index = [], active = new Uint8Array(C), yAt = new Float64Array(C), TT = T.T;
-    for (let i = 0; i < C; i++) {
+    const seen = this.rowStamp || (this.rowStamp = new Int32Array(C)), read = [];
+    this.cells.forEach((cl, k) => {  // the points on near cells (a point between far
+      if (!near[k]) return;  // vertices is far: it is their mean)
+      for (const i of cl.rows) if (seen[i] !== now) { seen[i] = now; read.push(i); }
+    });
+    read.sort((a, b) => a - b);  // (in order: the candidates as the Python step lists them)
+    for (const i of read) {
       let y = 0, yd = 0;
       for (let p = TT.indptr[i]; p < TT.indptr[i + 1]; p++) {
+        height(TT.indices[p]);
         y += TT.data[p] * xy[TT.indices[p]];
         yd += TT.data[p] * vy[TT.indices[p]];
       }
