@@ -10,9 +10,7 @@
 //
 // WebGL comes from SwiftShader (Chromium's software renderer), so no GPU is needed.
 
-import { pathToFileURL } from "node:url";
-import { resolve } from "node:path";
-import { chromium } from "playwright-core";
+import { openPage } from "./page_open.mjs";
 
 const [file, shot, ...timeArgs] = process.argv.slice(2);
 if (!file || !shot || timeArgs.length === 0) {
@@ -20,24 +18,10 @@ if (!file || !shot || timeArgs.length === 0) {
   process.exit(2);
 }
 const times = timeArgs.map(Number);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-         "--disable-background-networking"],
-});
+const { browser, page, errors, ready } = await openPage(file, { timeout: 120000 });
 try {
-  const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  await page.goto(pathToFileURL(resolve(file)).href);
-  await page.waitForFunction(() => window.neurok && (window.neurok.ready || window.neurok.error),
-                             null, { timeout: 120000 });
-  const state = await page.evaluate(() => ({ ready: window.neurok.ready,
-                                              error: window.neurok.error }));
-  if (!state.ready) errors.push(`not ready: ${state.error}`);
   const result = { errors, times, positions: [], duration: 0, played: 0 };
-  if (state.ready) {
+  if (ready) {
     result.duration = await page.evaluate(() => window.neurok.duration);
     for (const t of times) result.positions.push(await page.evaluate((t) => window.neurok.sample(t), t));
     await page.evaluate(() => { window.neurok.seek(0); window.neurok.play(); });

@@ -8,25 +8,15 @@
 // requestAnimationFrame callbacks for SECONDS. Prints JSON: {frames, intervals_ms, rate:
 // the live motion's seconds a second of the page's}.
 
-import { pathToFileURL } from "node:url";
-import { resolve } from "node:path";
-import { chromium } from "playwright-core";
+import { openPage } from "./page_open.mjs";
 
 const [file, secondsArg, w = "800", h = "600", mode = ""] = process.argv.slice(2);
 if (!file || !secondsArg) {
-  console.error("usage: node page_frames.mjs PAGE.html SECONDS [WIDTH HEIGHT]");
+  console.error("usage: node page_frames.mjs PAGE.html SECONDS [WIDTH HEIGHT] [live]");
   process.exit(2);
 }
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-         "--disable-background-networking"],
-});
+const { browser, page } = await openPage(file, { width: Number(w), height: Number(h) });
 try {
-  const page = await browser.newPage({ viewport: { width: Number(w), height: Number(h) } });
-  await page.goto(pathToFileURL(resolve(file)).href);
-  await page.waitForFunction(() => window.neurok && (window.neurok.ready || window.neurok.error),
-                             null, { timeout: 300000 });
   const intervals = await page.evaluate(([seconds, live]) => new Promise((done) => {
     window.neurok.seek(live ? window.neurok.duration : 0);
     if (live) window.neurok.live.enter(window.neurok.duration);

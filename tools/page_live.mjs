@@ -12,24 +12,11 @@
 // the fastest vertex then, m/s; size: the clip's diagonal), then a poke at the top vertex
 // (poked: the fastest vertex right after) and four seconds on (still: the fastest then);
 // skin: the most a vertex three.js skins (as the GPU does) is off the model's, x size.
-import { pathToFileURL } from "node:url";
-import { resolve } from "node:path";
-import { chromium } from "playwright-core";
+import { openPage } from "./page_open.mjs";
 
 const [file, seconds, mode, shot] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-         "--disable-background-networking"],
-});
+const { browser, page, errors } = await openPage(file, { timeout: 120000 });
 try {
-  const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  await page.goto(pathToFileURL(resolve(file)).href);
-  await page.waitForFunction(() => window.neurok && (window.neurok.ready || window.neurok.error),
-                             null, { timeout: 120000 });
   const result = await page.evaluate((seconds) => {
     const n = window.neurok;
     if (!n.ready) return { error: n.error };
@@ -39,7 +26,6 @@ try {
     const clip = steps.map((_, f) => n.sample(f / fps));
     return { handles: n.live.handles, fps, steps, clip };
   }, Number(seconds));
-  if (result.error) errors.push(`not ready: ${result.error}`);
   if (mode === "drag" && !result.error) {
     const [before, from] = await page.evaluate(() => {
       const n = window.neurok, t = n.duration;

@@ -76,8 +76,10 @@ REACH = 0.02  # the ground's candidates: points this x size above it (and their 
 TOUCH = 1 / 16  # the ground touches the surface's points this x size apart at most (a
 # coarse mesh's long triangles get a grid: on its corners alone a box sank and blew up)
 HANDLES = {"soft": 24, "cloth": 32, "beam": 16}  # beams add handles along their length
+AIR = 0.5 * AIR_DENSITY * DRAG  # air's pressure over the square of the speed across, Pa s²/m²
 CONSTANTS = {"iterations": ITERATIONS, "history": HISTORY, "tolerance": TOLERANCE, "slip": SLIP,
-             "turn": TURN, "penetration": PENETRATION, "reach": REACH, "gust_hz": GUST_HZ}
+             "turn": TURN, "penetration": PENETRATION, "reach": REACH, "gust_hz": GUST_HZ,
+             "air": AIR}
 # (the step's constants, as the reduced model's description carries them)
 
 
@@ -531,7 +533,7 @@ class _Step:
         self.mass_factor = sla.cho_factor(self.N.T @ mech.M @ self.N, check_finite=False)
         self.wind = np.asarray(cond.wind, np.float64)
         self.gust = float(cond.gust)
-        self.air = 0.5 * AIR_DENSITY * DRAG if cfg.still_air or self.wind.any() else 0.0
+        self.air = AIR if cfg.still_air or self.wind.any() else 0.0
         self._air_points(v, faces, mech)
         self.R_handles = np.broadcast_to(np.eye(3), (mech.basis.handles, 3, 3)).copy()
         self.bend = (np.zeros((mech.M.shape[0], 3)), 0.0)  # bending's linear part, at rest
@@ -858,7 +860,7 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
              "singular_values": [],
              "time": {"encode": 0.0, "fit": clock["fit"] - clock["start"],
                       "integrate": clock["integrate"] - clock["fit"], "decode": 0.0}}
-    model = describe(stepper, clip[1][0], pushes, clip, cfg.fps, sub, CONSTANTS)
+    model = describe(stepper, pushes, clip, cfg.fps, sub, CONSTANTS)
     return Motion(frames=frames, energy=energy, stats=stats, model=model)
 
 

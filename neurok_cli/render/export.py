@@ -115,10 +115,11 @@ def check_output(path: str | Path, fmt: str | None = None, *, renderer: str | No
 def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *, fps: float,
                   options: ExportOptions | None = None,
                   progress: Callable[[int, int], None] | None = None,
-                  live: tuple[ReducedModel, np.ndarray] | None = None) -> ExportResult:
+                  live: tuple[ReducedModel, np.ndarray, np.ndarray] | None = None
+                  ) -> ExportResult:
     """Write ``motions`` ((T, N, 3) positions of ``asset.vertices``, file frame) to ``path``;
-    ``live``: the reduced model that moved the first and its vertex under each of the
-    asset's (a page steps it itself: render/page.py)."""
+    ``live``: the reduced model that moved the first, its vertex under each of the asset's
+    and its frame to the file's (a page steps it itself: render/page.py, write_page)."""
     opts = options or ExportOptions()
     path = Path(path)
     fmt = output_format(path, opts.fmt)

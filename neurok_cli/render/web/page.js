@@ -9,7 +9,7 @@
 // (deflated, docs/reduced-model.md) in one with id "neurok-live". window.neurok is what a
 // test (tests/interop/test_page.py) or a user's console reads: ready, duration, time,
 // play(), pause(), seek(t), sample(t) (every vertex in world space at time t), and `live`
-// (see liveApi) where the page steps the model itself.
+// (Live.api) where the page steps the model itself.
 
 import * as THREE from "three";
 import { GLTFLoader } from "three/addons/loaders/GLTFLoader.js";
@@ -440,7 +440,7 @@ class Live {
       goLive();
       const speed = Number(wind.value);
       st.wind = Float64Array.from(dir, (d) => d * speed);
-      st.air = speed > 0 ? st.values.air_coefficient : st.values.air;
+      st.air = speed > 0 ? st.k.air : st.values.air;
     };
   }
 

@@ -137,28 +137,6 @@ function take(A, keep) {
   return { indptr, indices, data, rows: keep.length, cols: A.cols };
 }
 
-/** A @ B for CSR A (n, m) and B (m, k). */
-function product(A, B) {
-  const acc = new Float64Array(B.cols), mark = new Int32Array(B.cols).fill(-1);
-  const indptr = new Int32Array(A.rows + 1), idx = [], val = [];
-  for (let i = 0; i < A.rows; i++) {
-    const cols = [];
-    for (let p = A.indptr[i]; p < A.indptr[i + 1]; p++) {
-      const j = A.indices[p], a = A.data[p];
-      for (let q = B.indptr[j]; q < B.indptr[j + 1]; q++) {
-        const c = B.indices[q];
-        if (mark[c] !== i) { mark[c] = i; acc[c] = 0; cols.push(c); }
-        acc[c] += a * B.data[q];
-      }
-    }
-    cols.sort((x, y) => x - y);
-    for (const c of cols) { idx.push(c); val.push(acc[c]); }
-    indptr[i + 1] = idx.length;
-  }
-  return { indptr, indices: Int32Array.from(idx), data: Float64Array.from(val), rows: A.rows,
-           cols: B.cols };
-}
-
 /** Dense (n, n) rows^T diag(k) rows, added to ``out`` at stride ``stride`` and offset. */
 function gram(rows, k, out, n, stride = 1, offset = 0) {
   const N = n * stride;
@@ -292,7 +270,7 @@ function dot(a, b) {
 
 /** The rotation nearest the 3x3 row-major F (its polar factor; a reflection's smallest
  * direction flipped), from the eigenvectors of F^T F. */
-export function polar(F, out = new Float64Array(9)) {
+function polar(F, out = new Float64Array(9)) {
   const S = new Float64Array(9);
   for (let i = 0; i < 3; i++) {
     for (let j = 0; j < 3; j++) {
@@ -806,10 +784,10 @@ export class Stepper {
 
   _turnBending() {
     const B = this.bending, n = this.n, a = this.arrays, k = a.skin_index.shape[1];
-    const wd = new Float64Array(n * 3);
+    const wd = new Float64Array(n * 3), R = new Float64Array(9);
     let c = 0;
     for (let v = 0; v < n; v++) {
-      const R = new Float64Array(9);
+      R.fill(0);
       for (let s = 0; s < k; s++) {
         const w = a.skin_weight[v * k + s];
         if (w === 0) continue;
@@ -1323,7 +1301,6 @@ export class Stepper {
       this.factorKey = key;
       this.factorActive = active;
       this.sinceFactor = 0;
-      this.factors = (this.factors || 0) + 1;
     }
     const [Znew, iters] = this._minimize(Zb, Zt, contact);
     const Vnew = new Float64Array(n3);
