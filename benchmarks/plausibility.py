@@ -4,16 +4,19 @@ shared assets (and a plain sheet it makes) under the same conditions, side by si
 
     python benchmarks/plausibility.py [--assets penguin spot capsule] [--presets drop]
         [--seconds 4] [--size 0.3] [--json out.json] [--sheet out.png] [--weights NAME]
-        [--over-time]
+        [--over-time] [--engine-cells M]
 
 For each asset x preset: `animate` as a user runs it (defaults: the asset's own size and
 material), then `simulate` with the same material category, size, conditions and start
 height. Measures (neurok_cli/evaluate/plausibility.py): crumple, volume min and end (closed
-solids), mean edge strain, tilt, height above the clip's lowest point, travel, and for sheets
-the mean bend. Prints a table, writes JSON, and a PNG contact sheet: one row per run, the
-latent motion's frames at 0, 1/3, 2/3 and the end beside the engine's. ``--over-time`` adds
-each clip's crumple every 0.25 s, over the whole surface and away from the ground: when
-the latent body crumples more than the engine's (the landing, the rebound, at rest).
+solids), mean edge strain, tilt, height above the clip's lowest point, travel, the largest
+shape change with rigid motion removed, and for sheets the mean bend. Prints a table,
+writes JSON, and a PNG contact sheet: one row per run, the latent motion's frames at 0,
+1/3, 2/3 and the end beside the engine's. ``--over-time`` adds each clip's crumple every
+0.25 s, over the whole surface and away from the ground: when the latent body crumples
+more than the engine's (the landing, the rebound, at rest). ``--engine-cells M`` adds the
+engine at M times its default cells along each axis, where a soft body's shape has
+converged (its surface crumples more at each refinement: docs/results.md).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import json
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +47,7 @@ ASSETS = {"sheet": None, "penguin": "penguin.obj", "spot": "spot/spot_triangulat
           "teapot": "teapot.stl", "truck": "CesiumMilkTruck.glb",
           "mountain": "mountain.obj", "simplemorph": "SimpleMorph.gltf"}
 MEASURES = ("crumple", "volume_min", "volume_end", "strain", "bend", "tilt_deg",
-            "height_end", "travel_end")
+            "height_end", "travel_end", "deform")
 
 
 def _frames(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -66,11 +70,13 @@ def write_sheet(path: Path, n: int = 24) -> Path:
 
 
 def run_pair(name: str, preset: str, seconds: float, size: float | None, weights: str,
-             tmp: Path, engine: bool = True, material: str = "auto", space: str = "auto"
-             ) -> tuple[dict, dict]:
+             tmp: Path, engine: bool = True, material: str = "auto", space: str = "auto",
+             cells: int = 1) -> tuple[dict, dict]:
     """One asset under one preset, through both commands: a row and the frames of each
     (``engine=False``: `neurok animate` alone). ``material``: as ``--material`` (auto: the
-    engine simulates the category animate chose)."""
+    engine simulates the category animate chose). ``cells`` > 1: the engine also runs with
+    that many times its default interpolation cells along each axis (row key
+    ``engine_cells``: its measures and cells), where a soft body's shape has converged."""
     src = SHARED / ASSETS[name] if ASSETS[name] else write_sheet(tmp / f"{name}.obj")
     t0 = time.perf_counter()
     a_out = tmp / f"{name}-{preset}-animate.glb"
@@ -80,10 +86,11 @@ def run_pair(name: str, preset: str, seconds: float, size: float | None, weights
     s_out = tmp / f"{name}-{preset}-simulate.glb"
     if engine:
         cond, height = preset_conditions(preset, rep.category, rep.size_m, Overrides())
-        simulate(SimulateConfig(input=src, output=s_out, seconds=seconds,
-                                material=rep.category if material == "auto" else material,
-                                size=rep.size_m if size is None else size, drop=height,
-                                conditions=cond))
+        sim = SimulateConfig(input=src, output=s_out, seconds=seconds,
+                             material=rep.category if material == "auto" else material,
+                             size=rep.size_m if size is None else size, drop=height,
+                             conditions=cond)
+        s_rep = simulate(sim)
     t2 = time.perf_counter()
     row = {"asset": name, "preset": preset, "category": rep.category, "size_m": rep.size_m,
            "mass_kg": rep.mass_kg, "animate_s": t1 - t0, "simulate_s": t2 - t1,
@@ -93,6 +100,12 @@ def run_pair(name: str, preset: str, seconds: float, size: float | None, weights
         frames, faces = _frames(path)
         row[who] = plausibility(frames, faces).as_dict()
         clips[who] = (frames, faces)
+    if engine and cells > 1 and s_rep.cells:
+        finer = tuple(c * cells for c in s_rep.cells)
+        f_out = tmp / f"{name}-{preset}-simulate-cells.glb"
+        simulate(replace(sim, output=f_out, cells=finer))
+        frames, faces = _frames(f_out)
+        row["engine_cells"] = {"cells": list(finer), **plausibility(frames, faces).as_dict()}
     return row, clips
 
 
@@ -119,10 +132,15 @@ def _fmt(v) -> str:
 
 
 def table(rows: list[dict]) -> str:
-    head = "| asset | preset | " + " | ".join(f"{m} (animate / engine)" for m in MEASURES) + " |"
+    """animate / engine per measure; with the finer engine (``engine_cells``), its figure
+    third."""
+    finer = any("engine_cells" in r for r in rows)
+    who = "animate / engine" + (" / engine, finer cells" if finer else "")
+    head = "| asset | preset | " + " | ".join(f"{m} ({who})" for m in MEASURES) + " |"
     lines = [head, "|" + "---|" * (2 + len(MEASURES))]
     for r in rows:
-        cells = [f"{_fmt(r['animate'][m])} / {_fmt(r['engine'][m])}" for m in MEASURES]
+        cells = [" / ".join(_fmt(r[k][m]) for k in ("animate", "engine", "engine_cells")
+                            if k in r) for m in MEASURES]
         lines.append(f"| {r['asset']} | {r['preset']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -137,6 +155,9 @@ def main() -> None:
     ap.add_argument("--weights", default="neurok-base")
     ap.add_argument("--space", default="auto", choices=("auto", "learned", "handles"),
                     help="animate's shape space (as its --space)")
+    ap.add_argument("--engine-cells", type=int, default=1, metavar="M",
+                    help="also run the engine with M times its default cells along each axis "
+                         "(soft bodies: where their shape has converged)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--sheet", type=Path, default=None)
     ap.add_argument("--over-time", action="store_true",
@@ -148,7 +169,8 @@ def main() -> None:
         for name in args.assets:
             for preset in args.presets:
                 row, clips = run_pair(name, preset, args.seconds, args.size, args.weights,
-                                      Path(tmp), space=args.space)
+                                      Path(tmp), space=args.space,
+                                      cells=args.engine_cells)
                 rows.append(row)
                 sheet.append((f"{name} {preset}", clips))
                 if args.over_time:

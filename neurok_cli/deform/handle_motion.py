@@ -54,6 +54,7 @@ SOLID_STEP = 1 / 60  # ... a soft body's: its drop lands, squashes and tips as a
 # (penguin: crumple, volume and tilt the same to 0.001) in 30 % less time; a sheet's
 # minimizer needs twice the iterations at it, so cloth and beams keep MAX_STEP
 ITERATIONS = 16  # L-BFGS iterations per step, at most
+REFRESH_AT = (3, 6, 10)  # a step not done after these iterations refactors (see _refresh)
 HISTORY = 6  # L-BFGS pairs kept within a step
 TOLERANCE = 1e-6  # a step stops when its decrease is below this x its energy scale
 SLIP = 1e-3  # m/s: friction's smoothing speed (below it, static friction creeps)
@@ -67,7 +68,6 @@ RESOLVED = 1.5  # a solid's weights are at least this many lattice steps wide
 SPANNED = 1e-4  # a handle's direction carries mass if this share of its most massive one
 TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
 # stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
-CONTACT_DAMPING = 1.0  # the ground's damping ratio per point (the engine's contacts: 1)
 AIR_POINTS = 8000  # air acts on at most about this many vertices (a 164k-vertex sphere
 # spent 62 ms a step on all of them)
 FEWEST = 24  # the ground holds the whole weight on this many points at PENETRATION (at 16x
@@ -79,7 +79,7 @@ HANDLES = {"soft": 24, "cloth": 32, "beam": 16}  # beams add handles along their
 AIR = 0.5 * AIR_DENSITY * DRAG  # air's pressure over the square of the speed across, Pa s²/m²
 CONSTANTS = {"iterations": ITERATIONS, "history": HISTORY, "tolerance": TOLERANCE, "slip": SLIP,
              "turn": TURN, "penetration": PENETRATION, "reach": REACH, "gust_hz": GUST_HZ,
-             "air": AIR}
+             "air": AIR, "refresh_at": list(REFRESH_AT)}
 # (the step's constants, as the reduced model's description carries them)
 
 
@@ -433,7 +433,6 @@ class _Contact:
     close: np.ndarray  # (n,) bool: touching, or nearly (the preconditioner's share)
     friction: np.ndarray | None  # (n,) mu x the lagged normal force, N (None: frictionless)
     slide: np.ndarray  # (n,) m: how far each slid along the ground in the step before
-    dashpot: np.ndarray | None = None  # (n,) N s/m / h': the contact's damping per step
 
     def __post_init__(self):
         if self.friction is not None:
@@ -446,12 +445,7 @@ class _Contact:
         pen = np.minimum(y_rest + self.rows @ Z[:, 1], 0.0)
         val = 0.5 * float(np.sum(self.k * pen * pen))
         grad = np.zeros_like(Z)
-        force = self.k * pen
-        if self.dashpot is not None:  # the touching vertices' way down, damped
-            down = np.minimum(self.rows @ (Z[:, 1] - Zn[:, 1]), 0.0) * self.close
-            val += 0.5 * float(np.sum(self.dashpot * down * down))
-            force = force + self.dashpot * down
-        grad[:, 1] = self.rows.T @ force
+        grad[:, 1] = self.rows.T @ (self.k * pen)
         if self.friction is not None and len(self.friction):
             ut = (self.rows_f @ (Z - Zn))[:, [0, 2]]
             s_t = np.linalg.norm(ut, axis=1)
@@ -469,10 +463,7 @@ class _Contact:
         """(4H, 4H) Hessians of the penalty (vertical) and of friction (each horizontal
         axis) over the close vertices, for the preconditioner."""
         rows = self.rows[self.close]
-        k = self.k[self.close]
-        if self.dashpot is not None:
-            k = k + self.dashpot[self.close]
-        Ky = _weighted_gram(rows, k)
+        Ky = _weighted_gram(rows, self.k[self.close])
         if self.friction is None or not len(self.friction):
             return Ky, None
         s = np.maximum(self.slide, 1e-3 * eps)  # friction's curvature where it slid last
@@ -515,7 +506,7 @@ class _Step:
         gmag = max(float(np.linalg.norm(g)), 9.81)
         self.gravity = mech.mass_rows.T @ (mech.point_mass[:, None] * g[None, :])  # (4H, 3)
         self.weight = mech.mass_total * float(np.linalg.norm(g)) * self.size  # J
-        self.k_contact = self.dashpot = None  # no ground: no points to touch it
+        self.k_contact = None  # no ground: no points to touch it
         if cond.ground:
             self.touch, area = surface_grid(v, faces, TOUCH * self.size)  # (C, N), (C,)
             self.touch_rest = self.touch @ v
@@ -525,8 +516,6 @@ class _Step:
             share = mech.mass_total * area / max(area.sum(), 1e-30)
             carried = np.maximum(16 * share, mech.mass_total / FEWEST)  # kg a point may hold
             self.k_contact = carried * gmag / (PENETRATION * self.size)
-            if CONTACT_DAMPING > 0:
-                self.dashpot = 2 * CONTACT_DAMPING * np.sqrt(self.k_contact * share)
         self.friction = float(cond.friction)
         self.beta = cfg.material.damping * cfg.damping_scale
         self.N = free_directions(mech)
@@ -724,9 +713,6 @@ class _Step:
         s = (Z - Zn).reshape(-1)
         out = self.beta * self.h / self.hh ** 2 * float(s @ self._turn(self.mech.K0 @ self._turn(
             s, inverse=True)))
-        if contact is not None and contact.dashpot is not None:
-            down = np.minimum(contact.rows @ (Z[:, 1] - Zn[:, 1]), 0.0) * contact.close
-            out += float(np.sum(contact.dashpot * down * down)) * self.h / self.hh
         if contact is not None and contact.friction is not None:
             moved = self.touch[contact.index[contact.touching]] @ dx  # the touching points'
             slide = np.linalg.norm(moved[:, [0, 2]], axis=1)
@@ -746,11 +732,9 @@ class _Step:
             return None, active
         lam = self.k_contact[index] * np.maximum(-y[index], 0.0)
         slide = self.hh * np.linalg.norm(xdot[index][:, [0, 2]], axis=1)
-        dashpot = self.dashpot[index] / self.hh if self.dashpot is not None else None
         return _Contact(index, self.touch_rows[index], self.k_contact[index],
                         active[index],
-                        self.friction * lam if self.friction > 0 else None, slide,
-                        dashpot), active
+                        self.friction * lam if self.friction > 0 else None, slide), active
 
     def _minimize(self, Zn: np.ndarray, Zt: np.ndarray, contact) -> tuple[np.ndarray, int]:
         """The potential's minimum over the free directions Z = N Y, from the inertial
@@ -784,7 +768,20 @@ class _Step:
                 s_hist.pop(0)
                 y_hist.pop(0)
             Y, val, g = Yc, vc, gc
+            if contact is not None and it in REFRESH_AT:  # a hard step (a landing): the
+                self._refresh(contact, N @ Y, Zn)  # preconditioner from where it is now
+                s_hist, y_hist = [], []
         return N @ Y, ITERATIONS
+
+    def _refresh(self, contact: _Contact, Z: np.ndarray, Zn: np.ndarray) -> None:
+        """Refactor the preconditioner with the contact as it stands at ``Z``: the points
+        pushing into the ground, and friction's curvature at how far each has slid in the
+        step (its lagged bound kept)."""
+        contact.close = self.touch_rest[contact.index, 1] + contact.rows @ Z[:, 1] < 0.0
+        if contact.friction is not None and len(contact.friction):
+            contact.slide = np.linalg.norm((contact.rows_f @ (Z - Zn))[:, [0, 2]], axis=1)
+        self._factor(contact)
+        self.factor_key = None  # (the next step factors afresh)
 
     def _two_loop(self, g, s_hist, y_hist):
         q = g.copy()

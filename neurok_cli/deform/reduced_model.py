@@ -98,8 +98,6 @@ def describe(stepper, pushes: list[tuple[float, np.ndarray]],
         _put_csr(a, "touch", stepper.touch)
         _put_padded(a, "touch_handles", stepper.touch_weights[n:])  # (the vertices': skin)
         a["touch_stiffness"] = stepper.k_contact
-        if stepper.dashpot is not None:
-            a["touch_dashpot"] = stepper.dashpot
     a["air_index"] = stepper.air_index.astype(np.int32)
     a["air_weight"] = np.asarray(stepper.air_weight, np.float64)
     a["air_faces"] = stepper.air_faces.astype(np.int32)

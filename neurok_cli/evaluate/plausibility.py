@@ -14,7 +14,9 @@ double-sided copies do not count as edges of their own), every frame against the
 - *tilt*: the angle (degrees) between the up axis (+Y) of the rest and that of the last
   frame after a rigid fit; *height*: the last frame's lowest point above the lowest point
   of the clip (0 for a body that ends resting where it landed); *travel*: the centroid's
-  horizontal move by the last frame; both in sizes (the rest's largest extent).
+  horizontal move by the last frame; both in sizes (the rest's largest extent);
+- *deform*: the largest shape change over the clip: the mean vertex distance left once a
+  frame is moved rigidly onto the rest (least squares), over the rest's diagonal.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..data.geometry import kabsch
+from ..data.metrics import rigid_residual
 from ..io.asset import weld
 
 CLOSED_SHARE = 1e-3  # a surface encloses volume when its boundary edges are under this share
@@ -121,6 +124,7 @@ class Plausibility:
     tilt_deg: float
     height_end: float
     travel_end: float
+    deform: float
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -159,4 +163,6 @@ def plausibility(frames: np.ndarray, faces: np.ndarray, surface: Surface | None 
     return Plausibility(crumple=crumple, bend=bend, strain=strain, volume_min=volume_min,
                         volume_end=volume_end, tilt_deg=tilt,
                         height_end=float(x[-1][:, 1].min() - x[..., 1].min()) / size,
-                        travel_end=float(np.hypot(move[0], move[2])) / size)
+                        travel_end=float(np.hypot(move[0], move[2])) / size,
+                        deform=float(rigid_residual(x, np.broadcast_to(rest, x.shape)).max())
+                        / (float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0))

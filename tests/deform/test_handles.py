@@ -205,6 +205,28 @@ def test_a_dropped_box_settles_on_the_ground():
     assert held[-1] - held[0] < -0.9 * scale  # the fall's energy is gone (damping, friction)
 
 
+def test_a_landing_s_steps_converge(monkeypatch):
+    """At a landing friction's curvature changes as points stick, and the contact set
+    within the step: a hard step refactors with them as they stand rather than stop at the
+    minimizer's iteration cap (with the lagged ones, this box stopped there 3 times)."""
+    import neurok_cli.deform.handle_motion as hm
+
+    v, f = _box(extents=(0.5, 0.3, 0.4), subdivide=2, lift=0.25)
+    cfg = _config("soft", seconds=1.2)
+    counts = []
+    real = hm._Step._minimize
+
+    def counted(self, *args):
+        out = real(self, *args)
+        counts.append(out[1])
+        return out
+
+    monkeypatch.setattr(hm._Step, "_minimize", counted)
+    m = handle_motion(v, f, cfg, handles=8)
+    assert max(counts) < hm.ITERATIONS
+    assert m.frames[0, :, :, 1].min() < 0.01 * 0.5  # it landed
+
+
 @pytest.mark.parametrize("material", ["soft", "rubber"])
 def test_a_box_of_eight_vertices_lands_on_its_face(material):
     """Its contact is the face's points, not its four corners: on those alone a box of

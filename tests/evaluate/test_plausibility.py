@@ -52,6 +52,20 @@ def test_a_rigid_motion_neither_crumples_nor_strains_and_its_tilt_is_measured():
     assert p.travel_end == pytest.approx(3.0 / 2.0)
 
 
+def test_shape_change_leaves_out_rigid_motion_and_reads_a_squash():
+    v, f = _sphere()
+    turn = Rotation.from_rotvec([0.2, 0.9, -0.4]).as_matrix()
+    assert plausibility(np.stack([v, v @ turn.T + 2.0]), f).deform == pytest.approx(
+        0.0, abs=1e-9)
+    squash = v * [1.1, 0.8, 1.1]
+    diagonal = float(np.linalg.norm(np.ptp(v, axis=0)))
+    turned = np.stack([v, squash @ turn.T, v])
+    p = plausibility(turned, f)  # the largest over frames: the squashed one, turned
+    assert p.deform > 0.02
+    assert p.deform * diagonal == pytest.approx(
+        np.linalg.norm(squash - v, axis=1).mean(), rel=0.15)
+
+
 def test_a_squash_loses_volume_and_bumps_crumple():
     v, f = _sphere()
     squash = v * [1.0, 0.5, 1.0]

@@ -480,8 +480,7 @@ export class Stepper {
       rows.indices.set(more.indices, cut);
       rows.data.set(own.data);
       rows.data.set(more.data, cut);
-      this.touch = { T, rest: touchRest, k: a.touch_stiffness, dashpot: a.touch_dashpot || null,
-                     rows };
+      this.touch = { T, rest: touchRest, k: a.touch_stiffness, rows };
     }
     this.friction = v.friction;
     this.air = v.air;
@@ -876,11 +875,8 @@ export class Stepper {
 
   _contactEnergy(ct, Z, Zn, grad) {
     const n = ct.rows.rows, eps = this.k.slip * this.hh;
-    const zy = new Float64Array(this.H4), dy = new Float64Array(this.H4);
-    for (let a = 0; a < this.H4; a++) {
-      zy[a] = Z[3 * a + 1];
-      dy[a] = Z[3 * a + 1] - Zn[3 * a + 1];
-    }
+    const zy = new Float64Array(this.H4);
+    for (let a = 0; a < this.H4; a++) zy[a] = Z[3 * a + 1];
     const y = mul(ct.rows, zy, 1);
     const force = new Float64Array(n);
     let val = 0;
@@ -888,14 +884,6 @@ export class Stepper {
       const pen = Math.min(ct.yRest[i] + y[i], 0);
       val += 0.5 * ct.k[i] * pen * pen;
       force[i] = ct.k[i] * pen;
-    }
-    if (ct.dashpot) {
-      const down = mul(ct.rows, dy, 1);
-      for (let i = 0; i < n; i++) {
-        const dd = Math.min(down[i], 0) * (ct.close[i] ? 1 : 0);
-        val += 0.5 * ct.dashpot[i] * dd * dd;
-        force[i] += ct.dashpot[i] * dd;
-      }
     }
     const gy = mulT(ct.rows, force, 1, new Float64Array(this.H4));
     for (let a = 0; a < this.H4; a++) grad[3 * a + 1] += gy[a];
@@ -969,7 +957,7 @@ export class Stepper {
       for (let i = 0; i < ct.rows.rows; i++) {
         if (!ct.close[i]) continue;
         close.push(i);
-        kc.push(ct.k[i] + (ct.dashpot ? ct.dashpot[i] : 0));
+        kc.push(ct.k[i]);
       }
       gram(take(ct.rows, close), kc, A, H4, 3, 1);
       if (ct.friction && ct.friction.length) {
@@ -1226,13 +1214,12 @@ export class Stepper {
       }
     }
     const ct = { rows: take(T.rows, index), k: new Float64Array(m), close: new Uint8Array(m),
-                 yRest: new Float64Array(m), dashpot: T.dashpot ? new Float64Array(m) : null };
+                 yRest: new Float64Array(m) };
     const lam = new Float64Array(m), slide = new Float64Array(m);
     index.forEach((i, q) => {
       ct.k[q] = T.k[i];
       ct.close[q] = active[i];
       ct.yRest[q] = T.rest[3 * i + 1];
-      if (ct.dashpot) ct.dashpot[q] = T.dashpot[i] / this.hh;
       lam[q] = T.k[i] * Math.max(-yAt[i], 0);
       let sx = 0, sz = 0;
       for (let p = TT.indptr[i]; p < TT.indptr[i + 1]; p++) {
@@ -1412,8 +1399,32 @@ export class Stepper {
       Y = Yc;
       val = vc;
       g = gc;
+      if (contact && this.k.refresh_at.includes(it)) {  // a hard step (a landing): the
+        this._refresh(contact, toZ(Y), Zn);  // preconditioner from where it is now
+        sHist.length = 0;
+        yHist.length = 0;
+      }
     }
     return [toZ(Y), this.k.iterations];
+  }
+
+  /** Refactor with the contact as it stands at Z: the points pushing into the ground, and
+   * friction's curvature at how far each has slid in the step. */
+  _refresh(ct, Z, Zn) {
+    const zy = new Float64Array(this.H4);
+    for (let a = 0; a < this.H4; a++) zy[a] = Z[3 * a + 1];
+    const y = mul(ct.rows, zy, 1);
+    for (let i = 0; i < ct.rows.rows; i++) ct.close[i] = ct.yRest[i] + y[i] < 0 ? 1 : 0;
+    if (ct.friction && ct.friction.length) {
+      const dZ = new Float64Array(Z.length);
+      for (let i = 0; i < Z.length; i++) dZ[i] = Z[i] - Zn[i];
+      const ut = mul(ct.rowsF, dZ, 3);
+      for (let i = 0; i < ct.friction.length; i++) {
+        ct.slide[i] = Math.hypot(ut[3 * i], ut[3 * i + 2]);
+      }
+    }
+    this._factor(ct);
+    this.factorActive = null;  // (the next step factors afresh)
   }
 
   _twoLoop(g, sHist, yHist) {
