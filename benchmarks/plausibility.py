@@ -4,7 +4,7 @@ shared assets (and a plain sheet it makes) under the same conditions, side by si
 
     python benchmarks/plausibility.py [--assets penguin spot capsule] [--presets drop]
         [--seconds 4] [--size 0.3] [--json out.json] [--sheet out.png] [--weights NAME]
-        [--over-time] [--engine-cells M]
+        [--over-time] [--engine-cells M] [--engine-max-vertices N]
 
 For each asset x preset: `animate` as a user runs it (defaults: the asset's own size and
 material), then `simulate` with the same material category, size, conditions and start
@@ -71,12 +71,13 @@ def write_sheet(path: Path, n: int = 24) -> Path:
 
 def run_pair(name: str, preset: str, seconds: float, size: float | None, weights: str,
              tmp: Path, engine: bool = True, material: str = "auto", space: str = "auto",
-             cells: int = 1) -> tuple[dict, dict]:
+             cells: int = 1, max_vertices: int | None = None) -> tuple[dict, dict]:
     """One asset under one preset, through both commands: a row and the frames of each
     (``engine=False``: `neurok animate` alone). ``material``: as ``--material`` (auto: the
     engine simulates the category animate chose). ``cells`` > 1: the engine also runs with
     that many times its default interpolation cells along each axis (row key
-    ``engine_cells``: its measures and cells), where a soft body's shape has converged."""
+    ``engine_cells``: its measures and cells), where a soft body's shape has converged.
+    ``max_vertices``: as simulate's ``--max-vertices`` (a denser sheet's proxy, or none)."""
     src = SHARED / ASSETS[name] if ASSETS[name] else write_sheet(tmp / f"{name}.obj")
     t0 = time.perf_counter()
     a_out = tmp / f"{name}-{preset}-animate.glb"
@@ -89,7 +90,8 @@ def run_pair(name: str, preset: str, seconds: float, size: float | None, weights
         sim = SimulateConfig(input=src, output=s_out, seconds=seconds,
                              material=rep.category if material == "auto" else material,
                              size=rep.size_m if size is None else size, drop=height,
-                             conditions=cond)
+                             conditions=cond, **({"max_vertices": max_vertices}
+                                                 if max_vertices else {}))
         s_rep = simulate(sim)
     t2 = time.perf_counter()
     row = {"asset": name, "preset": preset, "category": rep.category, "size_m": rep.size_m,
@@ -158,6 +160,9 @@ def main() -> None:
     ap.add_argument("--engine-cells", type=int, default=1, metavar="M",
                     help="also run the engine with M times its default cells along each axis "
                          "(soft bodies: where their shape has converged)")
+    ap.add_argument("--engine-max-vertices", type=int, default=None, metavar="N",
+                    help="as simulate's --max-vertices: the engine on a finer proxy of a "
+                         "dense sheet (or the whole mesh)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--sheet", type=Path, default=None)
     ap.add_argument("--over-time", action="store_true",
@@ -170,7 +175,8 @@ def main() -> None:
             for preset in args.presets:
                 row, clips = run_pair(name, preset, args.seconds, args.size, args.weights,
                                       Path(tmp), space=args.space,
-                                      cells=args.engine_cells)
+                                      cells=args.engine_cells,
+                                      max_vertices=args.engine_max_vertices)
                 rows.append(row)
                 sheet.append((f"{name} {preset}", clips))
                 if args.over_time:

@@ -54,7 +54,7 @@ SOLID_STEP = 1 / 60  # ... a soft body's: its drop lands, squashes and tips as a
 # (penguin: crumple, volume and tilt the same to 0.001) in 30 % less time; a sheet's
 # minimizer needs twice the iterations at it, so cloth and beams keep MAX_STEP
 ITERATIONS = 16  # L-BFGS iterations per step, at most
-REFRESH_AT = (3, 6, 10)  # a step not done after these iterations refactors (see _refresh)
+REFRESH_AT = (3, 6, 9, 12)  # a step not done after these iterations refactors (see _refresh)
 HISTORY = 6  # L-BFGS pairs kept within a step
 TOLERANCE = 1e-6  # a step stops when its decrease is below this x its energy scale
 SLIP = 1e-3  # m/s: friction's smoothing speed (below it, static friction creeps)
