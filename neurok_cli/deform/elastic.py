@@ -187,22 +187,31 @@ def _cofactor(F: np.ndarray) -> np.ndarray:
 
 class Membrane:
     """A sheet's stretch: St. Venant-Kirchhoff in plane stress, Psi = mu |E|^2 +
-    lam/2 tr(E)^2 with E = (F^T F - I) / 2, F (3, 2). With ``tension_only`` (cloth), the
-    strain's compressed directions cost nothing, Psi = mu |E+|^2 + lam/2 max(tr E, 0)^2
-    (E+ keeps E's positive eigenvalues): fabric buckles into wrinkles finer than any
-    smooth basis holds rather than carry a compression, so a curved cloth does not stand
-    as a shell."""
+    lam/2 tr(E)^2 with E = (F^T F - I) / 2, F (3, 2). With ``compression`` c below 1
+    (cloth), the strain's compressed part costs c times as much: Psi = mu (|E+|^2 + c
+    |E-|^2) + lam/2 (max(tr E, 0)^2 + c min(tr E, 0)^2), E+ keeping E's positive
+    eigenvalues and E- its negative ones. Fabric buckles into wrinkles finer than any
+    smooth basis holds rather than carry a compression, so a curved cloth must not stand
+    as a shell (at c = 1 the mountain did); at c = 0 it shrank instead of folding."""
 
-    def __init__(self, material: SimMaterial, tension_only: bool = False):
+    def __init__(self, material: SimMaterial, compression: float = 1.0):
         self.mu, self.lam = lame(material, plane_stress=True)
-        self.tension_only = tension_only
+        self.compression = float(compression)
 
     def energy_stress(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         E = 0.5 * (np.einsum("eci,ecj->eij", F, F) - np.eye(2))
         tr = E[:, 0, 0] + E[:, 1, 1]
-        if self.tension_only:
-            E = _positive_part(E)
-            tr = np.maximum(tr, 0.0)
+        c = self.compression
+        if c < 1.0:  # the compressed part weighed by c
+            Ep = _positive_part(E)
+            En = E - Ep
+            trp = np.maximum(tr, 0.0)
+            trn = tr - trp
+            psi = (self.mu * (np.einsum("eij,eij->e", Ep, Ep) + c * np.einsum(
+                "eij,eij->e", En, En)) + 0.5 * self.lam * (trp ** 2 + c * trn ** 2))
+            S = 2 * self.mu * (Ep + c * En) + (self.lam * (trp + c * trn))[:, None,
+                                                                           None] * np.eye(2)
+            return psi, F @ S
         psi = self.mu * np.einsum("eij,eij->e", E, E) + 0.5 * self.lam * tr ** 2
         S = 2 * self.mu * E + (self.lam * tr)[:, None, None] * np.eye(2)
         return psi, F @ S

@@ -66,7 +66,7 @@ def describe(stepper, pushes: list[tuple[float, np.ndarray]],
     law = mech.law
     values["law"] = {"kind": "neo-hookean" if mech.solid else "membrane",
                      "mu": float(law.mu), "lambda": float(law.lam),
-                     "tension_only": bool(getattr(law, "tension_only", False))}
+                     "compression": float(getattr(law, "compression", 1.0))}
     a["rest"] = np.asarray(stepper.v, np.float64)
     a["centres"] = np.asarray(mech.basis.centres, np.float64)
     _put_padded(a, "skin", mech.basis.weights[:n])

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from ..errors import InputError
 
 FORMAT = "neurok-reduced-model"
-VERSION = 1
+VERSION = 2  # 2: a membrane's law gives its compression's weight (was: tension only)
 MAGIC = b"NRRM"
 DTYPES = {"f8": np.float64, "f4": np.float32, "i4": np.int32}
 

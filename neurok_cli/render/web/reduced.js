@@ -18,8 +18,8 @@ export function readModel(buffer) {
   }
   const size = new DataView(buffer).getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, size)));
-  if (header.values.format !== "neurok-reduced-model" || header.values.version !== 1) {
-    throw new Error(`reduced model version ${header.values.version}: this page reads 1`);
+  if (header.values.format !== "neurok-reduced-model" || header.values.version !== 2) {
+    throw new Error(`reduced model version ${header.values.version}: this page reads 2`);
   }
   const arrays = {};
   for (const [name, e] of Object.entries(header.arrays)) {
@@ -361,27 +361,39 @@ function material(law, F, d, P) {
     for (let i = 0; i < 9; i++) P[i] = law.mu * F[i] + k * cof[i];
     return psi;
   }
-  // a sheet's membrane: St. Venant-Kirchhoff, plane stress (tension only for cloth)
-  let a = 0.5 * (F[0] * F[0] + F[2] * F[2] + F[4] * F[4] - 1);
-  let b = 0.5 * (F[0] * F[1] + F[2] * F[3] + F[4] * F[5]);
-  let c = 0.5 * (F[1] * F[0] + F[3] * F[2] + F[5] * F[4]);
-  let e = 0.5 * (F[1] * F[1] + F[3] * F[3] + F[5] * F[5] - 1);
-  let tr = a + e;
-  if (law.tension_only) {  // the strain's negative eigenvalues dropped
+  // a sheet's membrane: St. Venant-Kirchhoff, plane stress (for cloth its compressed part
+  // weighed by law.compression)
+  const a = 0.5 * (F[0] * F[0] + F[2] * F[2] + F[4] * F[4] - 1);
+  const b = 0.5 * (F[0] * F[1] + F[2] * F[3] + F[4] * F[5]);
+  const c = 0.5 * (F[1] * F[0] + F[3] * F[2] + F[5] * F[4]);
+  const e = 0.5 * (F[1] * F[1] + F[3] * F[3] + F[5] * F[5] - 1);
+  const tr = a + e, w = law.compression;
+  let psi, s00, s01, s10, s11;
+  if (w < 1) {  // E = E+ + E-, by the signs of its eigenvalues
     const m = 0.5 * (a + e);
     const r = Math.sqrt((0.5 * (a - e)) ** 2 + b * b);
     const hi = m + r, lo = m - r;
     const scale = lo >= 0 ? 1 : (hi <= 0 ? 0 : hi / Math.max(2 * r, 1e-300));
     const shift = lo < 0 && hi > 0 ? lo : 0;
-    a = a * scale - scale * shift;
-    b *= scale;
-    c *= scale;
-    e = e * scale - scale * shift;
-    tr = Math.max(tr, 0);
+    const pa = a * scale - scale * shift, pb = b * scale, pc = c * scale;
+    const pe = e * scale - scale * shift;
+    const na = a - pa, nb = b - pb, nc = c - pc, ne = e - pe;
+    const tp = Math.max(tr, 0), tn = tr - tp;
+    psi = law.mu * (pa * pa + pb * pb + pc * pc + pe * pe +
+                    w * (na * na + nb * nb + nc * nc + ne * ne)) +
+      0.5 * law.lambda * (tp * tp + w * tn * tn);
+    const t = law.lambda * (tp + w * tn);
+    s00 = 2 * law.mu * (pa + w * na) + t;
+    s01 = 2 * law.mu * (pb + w * nb);
+    s10 = 2 * law.mu * (pc + w * nc);
+    s11 = 2 * law.mu * (pe + w * ne) + t;
+  } else {
+    psi = law.mu * (a * a + b * b + c * c + e * e) + 0.5 * law.lambda * tr * tr;
+    s00 = 2 * law.mu * a + law.lambda * tr;
+    s01 = 2 * law.mu * b;
+    s10 = 2 * law.mu * c;
+    s11 = 2 * law.mu * e + law.lambda * tr;
   }
-  const psi = law.mu * (a * a + b * b + c * c + e * e) + 0.5 * law.lambda * tr * tr;
-  const s00 = 2 * law.mu * a + law.lambda * tr, s01 = 2 * law.mu * b;
-  const s10 = 2 * law.mu * c, s11 = 2 * law.mu * e + law.lambda * tr;
   for (let i = 0; i < 3; i++) {
     P[2 * i] = F[2 * i] * s00 + F[2 * i + 1] * s10;
     P[2 * i + 1] = F[2 * i] * s01 + F[2 * i + 1] * s11;
