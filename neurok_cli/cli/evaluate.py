@@ -46,6 +46,10 @@ def evaluate(
     strain_limit: Annotated[bool, Opt(
         "--strain-limit/--no-strain-limit", panel=EVAL, metavar="",
         help="Keep decoded frames within the weights' strain limit, as animate does.")] = True,
+    space: Annotated[str, Opt(panel=EVAL, metavar=o.choices("learned", "handles"),
+                              help="Roll out in the weights' latent space, or in each "
+                                   "object's own handle space as animate does by default "
+                                   "(handles: rollouts only, no weights read).")] = "learned",
     seed: Annotated[int, Opt(panel=EVAL, metavar="N",
                              help=ranged("Random seed.", "seed"))] = 0,
     json_path: Annotated[Path | None, Opt("--json", panel=o.OUTPUT, metavar="FILE",
@@ -62,6 +66,7 @@ def evaluate(
     Example:
 
       neurok eval --data work/corpus --split test --json report.json --plot report.png
+      neurok eval --data work/corpus --space handles --only rollout
     """
     from rich.table import Table
 
@@ -75,7 +80,7 @@ def evaluate(
         require("matplotlib", "plots", "neurok eval --plot")
     cfg = EvalConfig(pairs=pairs, samples=samples, objects=objects, rollouts=rollouts,
                      seconds=seconds, seed=seed, ik_start=ik_start,
-                     strain_limit=strain_limit)
+                     strain_limit=strain_limit, space=space)
     with progress_bar("evaluating") as update:
         report = run_eval(data, weights, split=split, device=device, cfg=cfg,
                           parts=tuple(only or ("ik", "prior", "rollout")),
@@ -84,7 +89,8 @@ def evaluate(
         write_report(report, json_path)
     if plot:
         plot_report(report, plot)
-    table = Table(title=f"{report['weights']} on {split}")
+    table = Table(title=f"{report['weights'] or 'each object in its own handle space'} on "
+                        f"{split}")
     table.add_column("metric")
     cats = []
     counts = [report["inverse_kinematics"]["count"]] if "inverse_kinematics" in report else []

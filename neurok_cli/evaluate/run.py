@@ -14,7 +14,14 @@ from ..extras import require
 from ..io.atomic import atomic_path
 from .prior import fit_prior
 from .strain import fit_strain_limit
-from .suite import EvalConfig, calibrate, inverse_kinematics, plausibility, rollout_errors
+from .suite import (
+    EvalConfig,
+    calibrate,
+    handle_fits,
+    inverse_kinematics,
+    plausibility,
+    rollout_errors,
+)
 
 Progress = Callable[[str, int, int], None]
 
@@ -40,6 +47,8 @@ def evaluate(data: str | Path, weights: str, *, split: str = "test", device: str
         raise UsageError(f"unknown evaluation part(s) {', '.join(sorted(unknown))}; choose "
                          "from ik, prior, rollout")
     read_header(data)  # a clear error when this is not a dataset
+    if cfg.space == "handles":
+        return _handle_space(data, weights, split, cfg, parts, progress)
     folder, model, config = _load(weights, device)
     if not cfg.strain_limit:  # frames as decoded
         config = {k: v for k, v in config.items() if k != "strain_limit"}
@@ -60,6 +69,34 @@ def evaluate(data: str | Path, weights: str, *, split: str = "test", device: str
         report["rollout"] = rollout_errors(model, data, split, cfg, config.get("calibration"),
                                            lambda i, n: say("rollouts", i, n),
                                            strain_limits=config.get("strain_limit"))
+    report["wall_s"] = time.perf_counter() - t0
+    return report
+
+
+def _handle_space(data, weights: str, split: str, cfg: EvalConfig, parts: tuple[str, ...],
+                  progress: Progress | None) -> dict:
+    """The report in each object's own handle space: inverse kinematics as a fit of the
+    same pairs there, and rollouts as `animate` moves them; prior samples are the learned
+    bundle's alone. The weights are read for their sampling only (which pairs), not
+    loaded."""
+    from ..deform.animate import resolve_weights
+    from ..model.bundle import read_bundle_config
+
+    if "prior" in parts:
+        raise UsageError("with «space» handles, prior samples are not measured (they are the "
+                         "learned bundle's); choose «only» ik and/or rollout")
+    say = progress or (lambda *_: None)
+    report = {"data": str(data), "split": split, "weights": None, "space": "handles",
+              "config": asdict(cfg), "calibration": None, "strain_limit": None}
+    t0 = time.perf_counter()
+    if "ik" in parts:
+        model = read_bundle_config(resolve_weights(weights)).get("model", {})
+        report["inverse_kinematics"] = handle_fits(
+            data, split, cfg, int(model.get("n_points", 1024)), int(model.get("n_query", 512)),
+            lambda i, n: say("fits", i, n))
+    if "rollout" in parts and cfg.rollouts > 0:
+        report["rollout"] = rollout_errors(None, data, split, cfg,
+                                           progress=lambda i, n: say("rollouts", i, n))
     report["wall_s"] = time.perf_counter() - t0
     return report
 

@@ -23,6 +23,7 @@ from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
 from ..data.format import load_sequence
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
 from ..data.metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
+from ..deform.handle_motion import build_mechanics, handle_motion
 from ..deform.motion import latent_motion
 from ..deform.spec import MotionConfig
 from ..errors import UsageError
@@ -41,6 +42,7 @@ Progress = Callable[[int, int], None]
 
 
 IK_STARTS = ("posterior", "prior")
+SPACES = ("learned", "handles")
 
 
 @dataclass
@@ -56,11 +58,15 @@ class EvalConfig:
     seed: int = 0
     basis: str = "decoder"  # rollouts: the learned map, or "linear-modes" (the baseline)
     strain_limit: bool = True  # the bundle's strain limit on decoded frames, where it has one
+    space: str = "learned"  # rollouts: the bundle's latent space, or the object's own
+    # ("handles": docs/design.md, "The object's own shape space"; no bundle, no calibration)
 
     def __post_init__(self) -> None:
         if self.ik_start not in IK_STARTS:
             raise UsageError(f"ik_start («ik start») must be {' or '.join(IK_STARTS)}, not "
                              f"{self.ik_start!r}")
+        if self.space not in SPACES:
+            raise UsageError(f"«space» must be {' or '.join(SPACES)}, not {self.space!r}")
 
 
 def _group(rows: list[tuple[str, dict]], keys: list[str]) -> dict[str, dict[str, float]]:
@@ -142,6 +148,54 @@ def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
         if progress:
             progress(j + 1, len(pairs))
     return _group(rows, ["chamfer", "rest_chamfer", "vertex_error", "rest_vertex_error"])
+
+
+def handle_fits(folder, split: str, cfg: EvalConfig, n_points: int, n_query: int,
+                progress: Progress | None = None) -> dict:
+    """:func:`inverse_kinematics`'s pairs fitted in frame a's own handle space instead: the
+    coordinates whose motion of the query vertices is the observed one in the least-squares
+    sense, with a little of the rest elastic energy (FIT_ELASTIC of the fit's own scale) for
+    handles that few query vertices see. The same pairs (``n_points``, ``n_query``: the
+    bundle's sampling) and the same Chamfer samples; no bundle is read."""
+    from scipy.spatial import cKDTree
+
+    from ..scenario.materials import resolve_material
+
+    ds = PairDataset(folder, split, SamplingConfig(n_points=n_points, n_query=n_query,
+                                                   seed=cfg.seed).without_augmentation())
+    pairs = ds.fixed_pairs(cfg.pairs)
+    rows = []
+    for j, it in enumerate(pairs):
+        seq = int(it["seq"])
+        entry = ds.sequence(seq)
+        faces = np.asarray(entry.faces)
+        va, vb = pair_frames(entry.frames, int(it["frame_a"]), int(it["frame_b"]))
+        category = ds.category_of[seq]
+        _, material = resolve_material(category, category)
+        mech = build_mechanics(va, faces, category, material)
+        idx = cKDTree(va).query(np.asarray(it["query"], np.float64))[1]
+        Q = mech.vertex_rows[idx]  # (Q, 4H)
+        A = np.kron((Q.T @ Q).toarray(), np.eye(3))  # in Z.reshape(-1)'s order
+        scale = float(np.trace(A)) / len(A)
+        A += FIT_ELASTIC * scale * len(A) / max(float(np.trace(mech.K0)), 1e-300) * mech.K0
+        A += 1e-9 * scale * np.eye(len(A))
+        b = (Q.T @ np.asarray(it["delta_query"], np.float64)).reshape(-1)
+        disp = mech.vertex_rows @ np.linalg.solve(A, b).reshape(-1, 3)  # (N, 3)
+        rng = np.random.default_rng([cfg.seed, 11, j])
+        pts, fidx, bary = sample_surface(va, faces, cfg.samples, rng)
+        target = barycentric_points(vb, faces, fidx, bary)
+        diag = bbox_diagonal(vb)
+        rows.append((category, {
+            "chamfer": chamfer_l1(barycentric_points(va + disp, faces, fidx, bary), target),
+            "rest_chamfer": chamfer_l1(pts, target),
+            "vertex_error": mean_vertex_error(va + disp, vb, diag),
+            "rest_vertex_error": mean_vertex_error(va, vb, diag)}))
+        if progress:
+            progress(j + 1, len(pairs))
+    return _group(rows, ["chamfer", "rest_chamfer", "vertex_error", "rest_vertex_error"])
+
+
+FIT_ELASTIC = 1e-4  # handle fits: the rest elastic energy's weight, per the fit's own scale
 
 
 def as_animated(shapes: np.ndarray, rest: np.ndarray, faces: np.ndarray, n_query: int,
@@ -331,10 +385,12 @@ def sequence_motion_config(meta: dict, seconds: float, fps: float) -> MotionConf
                         seconds=seconds, fps=fps, still_air=False)  # as the data engine
 
 
-def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
+def rollout_errors(model: NeurokModel | None, folder, split: str, cfg: EvalConfig,
                    calibration: dict | None = None, progress: Progress | None = None,
                    picks: list[int] | None = None, strain_limits: dict | None = None) -> dict:
-    """Latent rollouts of sequences from their first frame under their own conditions:
+    """Latent rollouts of sequences from their first frame under their own conditions (with
+    ``cfg.space`` "handles", in each object's own handle space: no ``model``, calibration
+    or strain limit):
     mean vertex error over ``cfg.seconds`` and per frame, per category, against the rest
     pose; and the shape error, the same after rigid alignment of every frame (see
     :func:`rigid_residual`), against the rest pose aligned likewise (how far the engine's
@@ -369,7 +425,11 @@ def rollout_errors(model: NeurokModel, folder, split: str, cfg: EvalConfig,
         diag = bbox_diagonal(truth[0])
         edges = mesh_edges(np.asarray(seq.faces))
         try:
-            motion = latent_motion(model, truth[0], np.asarray(seq.faces), mcfg)
+            if cfg.space == "handles":
+                motion = handle_motion(truth[0], np.asarray(seq.faces),
+                                       sequence_motion_config(seq.meta, seconds, float(seq.fps)))
+            else:
+                motion = latent_motion(model, truth[0], np.asarray(seq.faces), mcfg)
             pred = motion.frames[0][:n]
             err = np.linalg.norm(pred - truth, axis=-1).mean(axis=-1) / diag  # (T,)
             # a body held by pins has no free path: all of its error is shape error

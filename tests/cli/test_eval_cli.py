@@ -149,6 +149,35 @@ def test_calibrate_one_category_keeps_the_others(corpus, tmp_path):
     assert read_bundle_config(bundle) == after
 
 
+def test_eval_fits_and_rolls_out_in_each_object_s_own_space(corpus, tmp_path, monkeypatch):
+    """No bundle is loaded: the fits are least squares in frame a's handle space and the
+    rollouts animate's own handle motion, with the same keys as the learned space's."""
+    import neurok_cli.evaluate.run as run
+
+    monkeypatch.setattr(run, "_load", lambda *a: pytest.fail("loaded a bundle"))
+    report = tmp_path / "r.json"
+    result = runner.invoke(app, ["eval", "--data", str(corpus), "--split", "test", "--space",
+                                 "handles", "--only", "rollout", "--only", "ik", "--pairs",
+                                 "3", "--samples", "2000", "--rollouts", "3",
+                                 "--seconds", "0.5", "--json", str(report)])
+    assert result.exit_code == 0, result.output
+    assert "own handle space" in result.output
+    r = json.loads(report.read_text())
+    assert r["space"] == "handles" and r["weights"] is None
+    roll = r["rollout"]
+    assert roll["count"]["all"] == len(roll["sequences"]) >= 1 and roll["failed"]["all"] == 0
+    assert 0 <= roll["error"]["all"] < roll["rest_error"]["all"]
+    assert all(s["latent_peak"] == 0.0 for s in roll["sequences"])
+    ik = r["inverse_kinematics"]
+    assert ik["count"]["all"] == 3
+    assert 0 <= ik["chamfer"]["all"] < ik["rest_chamfer"]["all"]
+    assert 0 <= ik["vertex_error"]["all"] < ik["rest_vertex_error"]["all"]
+    result = runner.invoke(app, ["eval", "--data", str(corpus), "--space", "handles"])
+    assert_one_error_line(result, "prior samples are not measured")
+    result = runner.invoke(app, ["eval", "--data", str(corpus), "--space", "modes"])
+    assert_one_error_line(result, "must be learned or handles")
+
+
 def test_eval_errors(tmp_path):
     result = runner.invoke(app, ["eval", "--data", str(tmp_path)])
     assert_one_error_line(result, "not a 4D dataset")
