@@ -43,6 +43,7 @@ Progress = Callable[[int, int], None]
 
 IK_STARTS = ("posterior", "prior")
 SPACES = ("learned", "handles")
+FIT_ELASTIC = 1e-4  # handle fits: the rest elastic energy's weight, per the fit's own scale
 
 
 @dataclass
@@ -58,8 +59,8 @@ class EvalConfig:
     seed: int = 0
     basis: str = "decoder"  # rollouts: the learned map, or "linear-modes" (the baseline)
     strain_limit: bool = True  # the bundle's strain limit on decoded frames, where it has one
-    space: str = "learned"  # rollouts: the bundle's latent space, or the object's own
-    # ("handles": docs/design.md, "The object's own shape space"; no bundle, no calibration)
+    space: str = "learned"  # fits and rollouts: the bundle's latent space, or each object's
+    # own ("handles": docs/design.md, "The object's own shape space"; no bundle loaded)
 
     def __post_init__(self) -> None:
         if self.ik_start not in IK_STARTS:
@@ -194,8 +195,6 @@ def handle_fits(folder, split: str, cfg: EvalConfig, n_points: int, n_query: int
             progress(j + 1, len(pairs))
     return _group(rows, ["chamfer", "rest_chamfer", "vertex_error", "rest_vertex_error"])
 
-
-FIT_ELASTIC = 1e-4  # handle fits: the rest elastic energy's weight, per the fit's own scale
 
 
 def as_animated(shapes: np.ndarray, rest: np.ndarray, faces: np.ndarray, n_query: int,
