@@ -52,7 +52,7 @@ MAX_STEP = 1 / 120  # s: the longest step (an undamped beam's 1.4 Hz swing keeps
 # amplitude over four periods at it, within the few per cent the tip's sampling reads)
 SOLID_STEP = 1 / 60  # ... a soft body's: its drop lands, squashes and tips nearly as at
 # 1/120 s (penguin's smallest volume 0.963 against 0.958, the capsule's largest shape change
-# 0.021 against 0.025, tilts within 1 degree) in a third less time; a sheet's minimizer
+# 0.021 against 0.025, tilts within 3 degrees) in a third less time; a sheet's minimizer
 # needs twice the iterations at it, so cloth and beams keep MAX_STEP
 ITERATIONS = 64  # L-BFGS iterations per step, at most (a stiff rod just pushed needs 61)
 REFRESH_AT = (3, 6, 9, 12)  # a step not done after these iterations refactors (see _refresh)
