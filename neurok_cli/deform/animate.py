@@ -393,11 +393,10 @@ def _rig_conflicts(cfg: AnimateConfig) -> list[str]:
 
 
 def learned_only(cfg: AnimateConfig) -> list[str]:
-    """What was asked of ``cfg`` that only the learned bundle gives: several motions from its
-    prior, a fitted start in its latent space, or a setting of its own."""
+    """What was asked of ``cfg`` that only the learned bundle gives: a fitted start in its
+    latent space, or a setting of its own (several motions, ``--samples``, both spaces
+    give: the learned from its prior, the object's own from its low modes)."""
     asked = []
-    if cfg.samples != 1:
-        asked.append("«samples»")
     if cfg.continuation is not None:
         asked.append("fitted start")
     for name, default in (("weights", DEFAULT_WEIGHTS), ("method", "rk4"), ("subspace", 8),

@@ -79,6 +79,9 @@ TOUCH = 1 / 16  # the ground touches the surface's points this x size apart at m
 COMPRESSION = 0.03  # cloth's membrane: a compression costs this x a stretch (see Membrane;
 # the test split's cloth rollouts: 0.190 of the diagonal from the engine's frames at 0.03
 # and at 0, their edges' strain 0.067 against 0.149, the engine's 0.010; 0.201 at 0.1)
+SAMPLE_MODES = 8  # --samples: each further sample starts over this many lowest modes ...
+SAMPLE_ENERGY = 0.02  # ... with this x its weight's work over its size (half deformation)
+SAMPLE_STREAM = 7  # (the random stream of the samples' draws, beside the seed)
 HANDLES = {"soft": 24, "cloth": 32, "beam": 16}  # beams add handles along their length
 AIR = 0.5 * AIR_DENSITY * DRAG  # air's pressure over the square of the speed across, Pa s²/m²
 CONSTANTS = {"iterations": ITERATIONS, "history": HISTORY, "tolerance": TOLERANCE, "slip": SLIP,
@@ -832,19 +835,31 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
     V = stepper.constrain(V)
     Z = np.zeros_like(V)
     pushes = [(p.time, _push(mech, v, p)) for p in sorted(cond.impulses, key=lambda i: i.time)]
-    frames = np.empty((1, n_frames, len(v), 3))
+    samples = max(int(cfg.samples), 1)
+    frames = np.empty((samples, n_frames, len(v), 3))
     clip = (np.zeros((n_frames, *Z.shape)), np.zeros((n_frames, *Z.shape)))
-    clip[1][0] = V
-    energy = {k: np.zeros((n_frames, 1)) for k in
+    energy = {k: np.zeros((n_frames, samples)) for k in
               ("kinetic", "potential", "dissipated", "work", "total")}
-    frames[0, 0] = v
-    _energies(stepper, Z, V, energy, 0, 0.0, 0.0)
-    with threadpool_limits(1, user_api="blas"):  # a few hundred unknowns: threads only wait
-        steps, iters = _integrate(stepper, Z, V, frames, energy, list(pushes), sub, clip,
-                                  progress)
+    starts = [(Z, np.zeros_like(V))] + sample_starts(stepper, samples - 1, cfg.seed,
+                                                     cfg.diversity)
+    steps = iters = 0
+    for s, (Z0, dV) in enumerate(starts):  # sample 0: the conditions alone
+        run = stepper if s == 0 else _Step(mech, v, f, cfg, h)
+        V0 = run.constrain(V + dV)
+        kept = clip if s == 0 else tuple(np.zeros_like(c) for c in clip)
+        kept[1][0] = V0
+        frames[s, 0] = run.positions(Z0)
+        energy_s = {k: e[:, s:s + 1] for k, e in energy.items()}
+        _energies(run, Z0, V0, energy_s, 0, 0.0, 0.0)
+        done = None if progress is None else (
+            lambda i, n, s=s: progress(s * n + i, samples * n))
+        with threadpool_limits(1, user_api="blas"):  # a few hundred unknowns: threads wait
+            n_steps, n_iters = _integrate(run, Z0, V0, frames[s:s + 1], energy_s,
+                                          list(pushes), sub, kept, done)
+        steps, iters = steps + n_steps, iters + n_iters
     clock["integrate"] = time.perf_counter()
     if cfg.conditions.ground:
-        lowest = float(frames[0, :, :, 1].min())
+        lowest = float(frames[:, :, :, 1].min())
     else:
         lowest = 0.0
     stats = {"vertices": len(v), "driving_points": len(v), "dynamics_points":
@@ -871,9 +886,9 @@ def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, clip, pro
     steps a frame, applying ``pushes`` [(time, momentum)] (sorted by time) as they come;
     fills the frames, the ``clip``'s coordinates and velocities (T, 4H, 3) and ``energy``
     -> (steps, minimizer iterations)."""
-    mech, v, h = stepper.mech, stepper.v, stepper.h
+    mech, h = stepper.mech, stepper.h
     n_frames = frames.shape[1]
-    x, xdot = v.copy(), mech.vertex_rows @ V
+    x, xdot = stepper.positions(Z), mech.vertex_rows @ V
     work, lost, steps, iters = 0.0, 0.0, 0, 0
     for fi in range(1, n_frames):
         for s in range(sub):
@@ -897,6 +912,32 @@ def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, clip, pro
         if progress is not None:
             progress(fi, n_frames - 1)
     return steps, iters
+
+
+def sample_starts(stepper: _Step, count: int, seed: int, diversity: float | None = None
+                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``count`` starts (Z, a velocity added to the conditions') for ``--samples``, each
+    over the object's SAMPLE_MODES lowest elastic modes (its rest stiffness against its
+    mass, in the free directions): a deformation holding half of SAMPLE_ENERGY x
+    ``diversity`` (default 1) of its weight's work over its size, and a velocity holding
+    the other half, in random proportions of the modes (``seed``: the same draws)."""
+    if count <= 0:
+        return []
+    mech, N = stepper.mech, stepper.N
+    P = np.kron(N, np.eye(3))  # (r, 3) coordinates -> Z.reshape(-1)
+    w2, phi = sla.eigh(P.T @ mech.K0 @ P, np.kron(N.T @ mech.M @ N, np.eye(3)))
+    keep = np.flatnonzero(w2 > 1e-6 * w2.max())[:SAMPLE_MODES]  # (not the rigid ones)
+    gmag = max(float(np.linalg.norm(stepper.g)), 9.81)
+    budget = (1.0 if diversity is None else float(diversity)) * SAMPLE_ENERGY * \
+        mech.mass_total * gmag * stepper.size  # J
+    out = []
+    for s in range(1, count + 1):
+        rng = np.random.default_rng([seed, SAMPLE_STREAM, s])
+        a, b = rng.standard_normal((2, len(keep)))
+        q = phi[:, keep] @ (a / np.sqrt(w2[keep])) * np.sqrt(budget) / np.linalg.norm(a)
+        qd = phi[:, keep] @ b * np.sqrt(budget) / np.linalg.norm(b)
+        out.append(((P @ q).reshape(-1, 3), (P @ qd).reshape(-1, 3)))
+    return out
 
 
 def _push(mech: Mechanics, v: np.ndarray, push) -> np.ndarray:

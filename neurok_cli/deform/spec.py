@@ -26,9 +26,11 @@ class MotionConfig:
     conditions: Conditions = field(default_factory=Conditions)
     seconds: float = 4.0
     fps: float = 30.0
-    samples: int = 1  # motions; beyond the first, each starts from a prior sample
+    samples: int = 1  # motions; beyond the first, each starts elsewhere (a prior sample, or
+    # in the object's own space a draw over its low modes)
     diversity: float | None = None  # scale of the prior draws of the start state (None: 1
-    # under a fitted prior, 0.5 under the unit prior N(mu, I), which is wider than the data)
+    # under a fitted prior, 0.5 under the unit prior N(mu, I), which is wider than the data;
+    # in the object's own space the scale of its draws' energy, None: 1)
     spread: torch.Tensor | None = None  # (k, k) Cholesky factor of the fitted instance prior
     seed: int = 0
     subspace: int = 8  # k_q reduced coordinates

@@ -230,10 +230,28 @@ def test_handles_set_the_object_s_own_space_and_its_page_s_model(tmp_path):
     assert reports[8]["coordinates"] < reports[None]["coordinates"]
 
 
+def test_samples_in_the_object_s_own_space(tmp_path):
+    """--samples stays in the object's own space: the first motion is the conditions' alone
+    (the single run's, within the file's encoding), the others start over its low modes."""
+    one, two = tmp_path / "one.glb", tmp_path / "two.glb"
+    reports = {}
+    for out, extra in ((one, []), (two, ["--samples", "2", "--seed", "4"])):
+        result = animate(ROOT / "examples" / "blob.obj", "-o", out, "--seconds", "1",
+                         "--handles", "8", "--json", *extra)
+        assert result.exit_code == 0, result.output
+        reports[out] = json.loads(result.output)
+    assert reports[two]["space"] == "handles" and reports[two]["samples"] == 2
+    first, second = ours(two)
+    (alone,) = ours(one)
+    size = float(np.ptp(alone[0], axis=0).max())
+    np.testing.assert_allclose(first, alone, rtol=0, atol=1e-3 * size)
+    assert 0.005 * size < np.abs(second - first).max() < 0.5 * size  # another, nearby motion
+    assert_valid_gltf(two)
+
+
 @pytest.mark.parametrize("args, needle", [
     (["--handles", "2"], "--handles must be a whole number from 4 to 256, not 2"),
     (["--handles", "8", "--space", "learned"], "not --space learned's"),
-    (["--handles", "8", "--samples", "2"], "--samples need the learned one"),
 ])
 def test_handles_that_cannot_be_had_are_refused(tmp_path, args, needle):
     result = animate(ROOT / "examples" / "blob.obj", "-o", tmp_path / "x.glb", *args)

@@ -441,3 +441,32 @@ def test_the_summary_names_the_handle_space_not_the_learned_ones_figures(tmp_pat
     assert "BDF2" in rows["integration"]
     assert "decoder fit" not in rows and "latent" not in rows
     assert rep.handles["coordinates"] <= 12 * rep.handles["handles"]
+
+
+def test_samples_start_over_the_low_modes_with_the_energy_asked():
+    """Sample 0 is the conditions' motion alone; the others start with a deformation and a
+    velocity over the lowest elastic modes, each holding half the budget (SAMPLE_ENERGY of
+    the weight's work over the size), moving no centre of mass, the same for a seed."""
+    import neurok_cli.deform.handle_motion as hm
+
+    v, f = _box(lift=0.3, subdivide=1)
+    cfg = _config("soft", seconds=0.3)
+    one = handle_motion(v, f, cfg, handles=8)
+    three = handle_motion(v, f, replace(cfg, samples=3, seed=5), handles=8)
+    assert three.frames.shape == (3, *one.frames.shape[1:])
+    np.testing.assert_array_equal(three.frames[0], one.frames[0])
+    mech = build_mechanics(v, f, "soft", cfg.material, 8)
+    stepper = hm._Step(mech, v, f, cfg, 1 / 60)
+    budget = hm.SAMPLE_ENERGY * mech.mass_total * 9.81 * float(np.ptp(v, axis=0).max())
+    starts = hm.sample_starts(stepper, 2, seed=5)
+    assert len(starts) == 2
+    for Z, V in starts:
+        z = Z.reshape(-1)
+        assert 0.5 * z @ mech.K0 @ z == pytest.approx(budget / 2, rel=1e-6)
+        assert 0.5 * float(np.sum(V * (mech.M @ V))) == pytest.approx(budget / 2, rel=1e-6)
+        moved = mech.point_mass @ (mech.mass_rows @ V)  # momentum: none
+        assert np.abs(moved).max() < 1e-9 * mech.mass_total * np.sqrt(budget / mech.mass_total)
+    again = hm.sample_starts(stepper, 2, seed=5)
+    assert all(np.array_equal(a[0], b[0]) for a, b in zip(starts, again))
+    assert not np.array_equal(starts[0][0], hm.sample_starts(stepper, 1, seed=6)[0][0])
+    assert np.abs(three.frames[1] - three.frames[0]).max() > 1e-4
