@@ -115,16 +115,10 @@ def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     mc = model.cfg
     ds = PairDataset(folder, split, SamplingConfig(n_points=mc.n_points, n_query=mc.n_query,
                                                    seed=cfg.seed).without_augmentation())
-    pairs = ds.fixed_pairs(cfg.pairs)
     dev = next(model.parameters()).device
-    rows = []
-    for j, it in enumerate(pairs):
-        entry = ds.sequence(int(it["seq"]))
-        va, vb = pair_frames(entry.frames, int(it["frame_a"]), int(it["frame_b"]))
-        rng = np.random.default_rng([cfg.seed, 11, j])
-        pts, fidx, bary = sample_surface(va, entry.faces, cfg.samples, rng)
-        target = barycentric_points(vb, entry.faces, fidx, bary)
-        t = lambda x: torch.as_tensor(np.asarray(x, np.float32), device=dev)[None]  # noqa
+    t = lambda x: torch.as_tensor(np.asarray(x, np.float32), device=dev)[None]  # noqa
+
+    def fit(it, entry, va, pts, fidx, bary):
         with torch.no_grad():
             prior = model.encode_prior(t(it["points"]), t(it["normals"]))
             mu_q, _ = model.encode_posterior(t(it["points"]), t(it["normals"]),
@@ -140,11 +134,30 @@ def inverse_kinematics(model: NeurokModel, folder, split: str, cfg: EvalConfig,
                                t(pts).split(4096, dim=1)], dim=1)[0].cpu().numpy()
             verts = torch.cat([model.decode(mu_q, prior, chunk) for chunk in
                                t(va).split(4096, dim=1)], dim=1)[0].cpu().numpy()
+        return pts + dense, va + verts
+
+    return _pair_rows(ds, cfg, fit, progress)
+
+
+def _pair_rows(ds: PairDataset, cfg: EvalConfig, fit, progress: Progress | None) -> dict:
+    """IK Chamfer-L1 and reconstruction vertex error per category, with rest baselines,
+    over ``ds``'s fixed pairs: ``fit(item, entry, va, pts, fidx, bary)`` gives the fitted
+    surface at frame a's Chamfer samples ``pts`` (on faces ``fidx`` at ``bary``) and the
+    reconstructed vertices."""
+    pairs = ds.fixed_pairs(cfg.pairs)
+    rows = []
+    for j, it in enumerate(pairs):
+        entry = ds.sequence(int(it["seq"]))
+        va, vb = pair_frames(entry.frames, int(it["frame_a"]), int(it["frame_b"]))
+        rng = np.random.default_rng([cfg.seed, 11, j])
+        pts, fidx, bary = sample_surface(va, entry.faces, cfg.samples, rng)
+        target = barycentric_points(vb, entry.faces, fidx, bary)
+        moved, verts = fit(it, entry, va, pts, fidx, bary)
         diag = bbox_diagonal(vb)
         rows.append((ds.category_of[int(it["seq"])], {
-            "chamfer": chamfer_l1(pts + dense, target),
+            "chamfer": chamfer_l1(moved, target),
             "rest_chamfer": chamfer_l1(pts, target),
-            "vertex_error": mean_vertex_error(va + verts, vb, diag),
+            "vertex_error": mean_vertex_error(verts, vb, diag),
             "rest_vertex_error": mean_vertex_error(va, vb, diag)}))
         if progress:
             progress(j + 1, len(pairs))
@@ -164,14 +177,10 @@ def handle_fits(folder, split: str, cfg: EvalConfig, n_points: int, n_query: int
 
     ds = PairDataset(folder, split, SamplingConfig(n_points=n_points, n_query=n_query,
                                                    seed=cfg.seed).without_augmentation())
-    pairs = ds.fixed_pairs(cfg.pairs)
-    rows = []
-    for j, it in enumerate(pairs):
-        seq = int(it["seq"])
-        entry = ds.sequence(seq)
+
+    def fit(it, entry, va, pts, fidx, bary):
         faces = np.asarray(entry.faces)
-        va, vb = pair_frames(entry.frames, int(it["frame_a"]), int(it["frame_b"]))
-        category = ds.category_of[seq]
+        category = ds.category_of[int(it["seq"])]
         _, material = resolve_material(category, category)
         mech = build_mechanics(va, faces, category, material)
         idx = cKDTree(va).query(np.asarray(it["query"], np.float64))[1]
@@ -181,20 +190,10 @@ def handle_fits(folder, split: str, cfg: EvalConfig, n_points: int, n_query: int
         A += FIT_ELASTIC * scale * len(A) / max(float(np.trace(mech.K0)), 1e-300) * mech.K0
         A += 1e-9 * scale * np.eye(len(A))
         b = (Q.T @ np.asarray(it["delta_query"], np.float64)).reshape(-1)
-        disp = mech.vertex_rows @ np.linalg.solve(A, b).reshape(-1, 3)  # (N, 3)
-        rng = np.random.default_rng([cfg.seed, 11, j])
-        pts, fidx, bary = sample_surface(va, faces, cfg.samples, rng)
-        target = barycentric_points(vb, faces, fidx, bary)
-        diag = bbox_diagonal(vb)
-        rows.append((category, {
-            "chamfer": chamfer_l1(barycentric_points(va + disp, faces, fidx, bary), target),
-            "rest_chamfer": chamfer_l1(pts, target),
-            "vertex_error": mean_vertex_error(va + disp, vb, diag),
-            "rest_vertex_error": mean_vertex_error(va, vb, diag)}))
-        if progress:
-            progress(j + 1, len(pairs))
-    return _group(rows, ["chamfer", "rest_chamfer", "vertex_error", "rest_vertex_error"])
+        moved = va + mech.vertex_rows @ np.linalg.solve(A, b).reshape(-1, 3)  # (N, 3)
+        return barycentric_points(moved, faces, fidx, bary), moved
 
+    return _pair_rows(ds, cfg, fit, progress)
 
 
 def as_animated(shapes: np.ndarray, rest: np.ndarray, faces: np.ndarray, n_query: int,
