@@ -531,8 +531,6 @@ class _Step:
         self.gust = float(cond.gust)
         self.air = AIR if cfg.still_air or self.wind.any() else 0.0
         self._air_points(v, faces, mech)
-        self.R_handles = np.broadcast_to(np.eye(3), (mech.basis.handles, 3, 3)).copy()
-        self.bend = (np.zeros((mech.M.shape[0], 3)), 0.0)  # bending's linear part, at rest
         material = slice(len(v), None) if mech.solid else slice(0, len(v))
         self.material_rest = mech.basis.points[material]
         self.material_weights = mech.basis.weights[material].T.tocsr()
@@ -541,7 +539,15 @@ class _Step:
         spread = self.material_weights @ np.sum(self.material_rest ** 2, axis=1) - mass * np.sum(
             self.material_centres ** 2, axis=1)  # the trace of each handle's rest covariance
         self.material_spread = 1e-2 * np.maximum(spread, 1e-30)
-        self.hh = h  # the implicit step: h (Euler's first step), 2h/3 (BDF2's)
+        self.restart()
+
+    def restart(self) -> None:
+        """Forget the run so far (the rotations, the BDF2 history and the factor): a new
+        run starts with these steps, from the rest's rotations."""
+        H = self.mech.basis.handles
+        self.R_handles = np.broadcast_to(np.eye(3), (H, 3, 3)).copy()
+        self.bend = (np.zeros((self.mech.M.shape[0], 3)), 0.0)  # bending's linear part
+        self.hh = self.h  # the implicit step: h (Euler's first step), 2h/3 (BDF2's)
         self.previous = None  # (Z, V) a step back, for BDF2
         self.factor = None
         self.factor_key = None
@@ -843,19 +849,18 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
     starts = [(Z, np.zeros_like(V))] + sample_starts(stepper, samples - 1, cfg.seed,
                                                      cfg.diversity)
     steps = iters = 0
-    for s, (Z0, dV) in enumerate(starts):  # sample 0: the conditions alone
-        run = stepper if s == 0 else _Step(mech, v, f, cfg, h)
-        V0 = run.constrain(V + dV)
-        kept = clip if s == 0 else tuple(np.zeros_like(c) for c in clip)
-        kept[1][0] = V0
-        frames[s, 0] = run.positions(Z0)
+    clip[1][0] = V
+    for s, (Z0, dV) in enumerate(starts):  # the first: the conditions alone
+        stepper.restart()
+        V0 = stepper.constrain(V + dV) if s else V
+        frames[s, 0] = stepper.positions(Z0)
         energy_s = {k: e[:, s:s + 1] for k, e in energy.items()}
-        _energies(run, Z0, V0, energy_s, 0, 0.0, 0.0)
+        _energies(stepper, Z0, V0, energy_s, 0, 0.0, 0.0)
         done = None if progress is None else (
             lambda i, n, s=s: progress(s * n + i, samples * n))
         with threadpool_limits(1, user_api="blas"):  # a few hundred unknowns: threads wait
-            n_steps, n_iters = _integrate(run, Z0, V0, frames[s:s + 1], energy_s,
-                                          list(pushes), sub, kept, done)
+            n_steps, n_iters = _integrate(stepper, Z0, V0, frames[s:s + 1], energy_s,
+                                          list(pushes), sub, clip if s == 0 else None, done)
         steps, iters = steps + n_steps, iters + n_iters
     clock["integrate"] = time.perf_counter()
     if cfg.conditions.ground:
@@ -884,8 +889,8 @@ def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, clip, pro
                ) -> tuple[int, int]:
     """Step from ``Z``, ``V`` through ``frames`` (1, T, N, 3) (the first filled), ``sub``
     steps a frame, applying ``pushes`` [(time, momentum)] (sorted by time) as they come;
-    fills the frames, the ``clip``'s coordinates and velocities (T, 4H, 3) and ``energy``
-    -> (steps, minimizer iterations)."""
+    fills the frames, the ``clip``'s coordinates and velocities (T, 4H, 3; None: not kept)
+    and ``energy`` -> (steps, minimizer iterations)."""
     mech, h = stepper.mech, stepper.h
     n_frames = frames.shape[1]
     x, xdot = stepper.positions(Z), mech.vertex_rows @ V
@@ -907,7 +912,8 @@ def _integrate(stepper: _Step, Z, V, frames, energy, pushes, sub: int, clip, pro
             steps += 1
             iters += fig["iters"]
         frames[0, fi] = x
-        clip[0][fi], clip[1][fi] = Z, V
+        if clip is not None:
+            clip[0][fi], clip[1][fi] = Z, V
         _energies(stepper, Z, V, energy, fi, work, lost)
         if progress is not None:
             progress(fi, n_frames - 1)
@@ -948,20 +954,24 @@ def sample_starts(stepper: _Step, count: int, seed: int, diversity: float | None
 def _within(mech: Mechanics, Z: np.ndarray, energy: float) -> np.ndarray:
     """``Z`` scaled back along its line (bisection) until the material's own energy there
     (elastic, and bending from the rest) is at most ``energy`` (J)."""
-    def held(t: float) -> float:
-        psi, _ = mech.law.energy_stress(mech.elements.gradients(t * Z))
-        out = float(np.dot(mech.elements.measure, psi))
-        if mech.bending is not None:
-            out += 0.5 * t * t * float(np.sum(Z * (mech.bending.Q @ Z)))
-        return out
-
-    if held(1.0) <= energy * (1 + 1e-9):
+    rest = (np.zeros_like(Z), 0.0)  # bending from the rest shape
+    if _stored(mech, Z, rest) <= energy * (1 + 1e-9):
         return Z
     lo, hi = 0.0, 1.0
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if held(mid) <= energy else (lo, mid)
+        lo, hi = (mid, hi) if _stored(mech, mid * Z, rest) <= energy else (lo, mid)
     return lo * Z
+
+
+def _stored(mech: Mechanics, Z: np.ndarray, bend: tuple[np.ndarray, float]) -> float:
+    """The material's energy at ``Z`` (J): elastic, and bending with its linear part
+    ``bend`` (see Bending.turned)."""
+    psi, _ = mech.law.energy_stress(mech.elements.gradients(Z))
+    out = float(np.dot(mech.elements.measure, psi))
+    if mech.bending is not None:
+        out += Bending.energy_grad(Z, mech.bending.Q, *bend)[0]
+    return out
 
 
 def _push(mech: Mechanics, v: np.ndarray, push) -> np.ndarray:
@@ -991,10 +1001,7 @@ def _energies(stepper: _Step, Z, V, energy, fi: int, work: float, lost: float) -
     steps took beyond damping and friction."""
     mech = stepper.mech
     kin = 0.5 * float(np.sum(V * (mech.M @ V)))
-    psi, _ = mech.law.energy_stress(mech.elements.gradients(Z))
-    pot = float(np.dot(mech.elements.measure, psi)) - float(np.sum(stepper.gravity * Z))
-    if mech.bending is not None:
-        pot += Bending.energy_grad(Z, mech.bending.Q, *stepper.bend)[0]
+    pot = _stored(mech, Z, stepper.bend) - float(np.sum(stepper.gravity * Z))
     if stepper.k_contact is not None:
         y = np.minimum(stepper.touch_rest[:, 1] + stepper.touch_rows @ Z[:, 1], 0.0)
         pot += 0.5 * float(np.sum(stepper.k_contact * y * y))
