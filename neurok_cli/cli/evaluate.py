@@ -47,9 +47,10 @@ def evaluate(
         "--strain-limit/--no-strain-limit", panel=EVAL, metavar="",
         help="Keep decoded frames within the weights' strain limit, as animate does.")] = True,
     space: Annotated[str, Opt(panel=EVAL, metavar=o.choices("learned", "handles"),
-                              help="Roll out in the weights' latent space, or in each "
-                                   "object's own handle space as animate does by default "
-                                   "(handles: rollouts only, no weights read).")] = "learned",
+                              help="Fit and roll out in the weights' latent space, or in "
+                                   "each object's own handle space, as animate moves it by "
+                                   "default (handles: ik and rollout; no bundle loaded)."
+                              )] = "learned",
     seed: Annotated[int, Opt(panel=EVAL, metavar="N",
                              help=ranged("Random seed.", "seed"))] = 0,
     json_path: Annotated[Path | None, Opt("--json", panel=o.OUTPUT, metavar="FILE",

@@ -207,10 +207,10 @@ class Membrane:
             En = E - Ep
             trp = np.maximum(tr, 0.0)
             trn = tr - trp
-            psi = (self.mu * (np.einsum("eij,eij->e", Ep, Ep) + c * np.einsum(
-                "eij,eij->e", En, En)) + 0.5 * self.lam * (trp ** 2 + c * trn ** 2))
-            S = 2 * self.mu * (Ep + c * En) + (self.lam * (trp + c * trn))[:, None,
-                                                                           None] * np.eye(2)
+            square = np.einsum("eij,eij->e", Ep, Ep) + c * np.einsum("eij,eij->e", En, En)
+            psi = self.mu * square + 0.5 * self.lam * (trp ** 2 + c * trn ** 2)
+            S = 2 * self.mu * (Ep + c * En) + (self.lam * (trp + c * trn))[:, None, None] * \
+                np.eye(2)
             return psi, F @ S
         psi = self.mu * np.einsum("eij,eij->e", E, E) + 0.5 * self.lam * tr ** 2
         S = 2 * self.mu * E + (self.lam * tr)[:, None, None] * np.eye(2)

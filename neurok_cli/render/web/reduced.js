@@ -887,9 +887,7 @@ export class Stepper {
 
   _contactEnergy(ct, Z, Zn, grad) {
     const n = ct.rows.rows, eps = this.k.slip * this.hh;
-    const zy = new Float64Array(this.H4);
-    for (let a = 0; a < this.H4; a++) zy[a] = Z[3 * a + 1];
-    const y = mul(ct.rows, zy, 1);
+    const y = this._lift(ct, Z);
     const force = new Float64Array(n);
     let val = 0;
     for (let i = 0; i < n; i++) {
@@ -1420,12 +1418,17 @@ export class Stepper {
     return [toZ(Y), this.k.iterations];
   }
 
+  /** The contact's candidates' heights over their rest at Z (their rows of Z's y column). */
+  _lift(ct, Z) {
+    const zy = new Float64Array(this.H4);
+    for (let a = 0; a < this.H4; a++) zy[a] = Z[3 * a + 1];
+    return mul(ct.rows, zy, 1);
+  }
+
   /** Refactor with the contact as it stands at Z: the points pushing into the ground, and
    * friction's curvature at how far each has slid in the step. */
   _refresh(ct, Z, Zn) {
-    const zy = new Float64Array(this.H4);
-    for (let a = 0; a < this.H4; a++) zy[a] = Z[3 * a + 1];
-    const y = mul(ct.rows, zy, 1);
+    const y = this._lift(ct, Z);
     for (let i = 0; i < ct.rows.rows; i++) ct.close[i] = ct.yRest[i] + y[i] < 0 ? 1 : 0;
     if (ct.friction && ct.friction.length) {
       const dZ = new Float64Array(Z.length);
