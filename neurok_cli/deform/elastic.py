@@ -169,6 +169,16 @@ class NeoHookean:
         P = self.mu * F + (self.lam * (J - 1) - self.mu)[:, None, None] * cof
         return psi, P
 
+    def energy_grad(self, elements: Elements, Z: np.ndarray) -> tuple[float, np.ndarray]:
+        """sum_e measure_e Psi(F_e) at ``Z`` (4H, 3) and its gradient (4H, 3), in one
+        compiled pass (``deform/kernels.py``; a solid's elements start at F0 = I)."""
+        from .kernels import neo_hookean
+
+        D, grad = elements.D, np.empty(Z.shape)
+        val = neo_hookean(D.indptr, D.indices, D.data, elements.measure, self.mu, self.lam,
+                          np.ascontiguousarray(Z, np.float64), grad)
+        return float(val), grad
+
     def tangent(self, F0: np.ndarray) -> np.ndarray:
         return _tangent(self.energy_stress, F0)
 
@@ -215,6 +225,17 @@ class Membrane:
         psi = self.mu * np.einsum("eij,eij->e", E, E) + 0.5 * self.lam * tr ** 2
         S = 2 * self.mu * E + (self.lam * tr)[:, None, None] * np.eye(2)
         return psi, F @ S
+
+    def energy_grad(self, elements: Elements, Z: np.ndarray) -> tuple[float, np.ndarray]:
+        """The sheet's stretch energy at ``Z`` (4H, 3) and its gradient, in one compiled
+        pass (``deform/kernels.py``)."""
+        from .kernels import membrane
+
+        D, grad = elements.D, np.empty(Z.shape)
+        val = membrane(D.indptr, D.indices, D.data, np.ascontiguousarray(elements.F0),
+                       elements.measure, self.mu, self.lam, self.compression,
+                       np.ascontiguousarray(Z, np.float64), grad)
+        return float(val), grad
 
     def tangent(self, F0: np.ndarray) -> np.ndarray:
         return _tangent(self.energy_stress, F0)

@@ -552,6 +552,9 @@ class _Step:
         self.factor = None
         self.factor_key = None
         self.factor_R = self.R_handles.copy()
+        self.rest_part = (None, 0.0, None)  # (rotations, step, the Hessian's part without
+        # contact) of the last factorization
+        self.isotropic = {}  # step -> the mass and bending part, the same on each axis
 
     # -- forces and energies -------------------------------------------------------------
 
@@ -616,10 +619,9 @@ class _Step:
         MdZ = mech.M @ dZ
         val = 0.5 * float(np.sum(dZ * MdZ)) / h ** 2
         grad = MdZ / h ** 2
-        F = mech.elements.gradients(Z)
-        psi, Pk = mech.law.energy_stress(F)
-        val += float(np.dot(mech.elements.measure, psi))
-        grad = grad + mech.elements.pull(Pk)
+        elastic, g_elastic = mech.law.energy_grad(mech.elements, Z)
+        val += elastic
+        grad = grad + g_elastic
         if mech.bending is not None:
             eb, gb = Bending.energy_grad(Z, mech.bending.Q, *self.bend)
             val += eb
@@ -654,12 +656,18 @@ class _Step:
         the mass, bending, contact and friction terms, within the free directions."""
         mech, h = self.mech, self.hh
         H4 = mech.M.shape[0]
-        A = (1.0 + self.beta / h) * _turned_matrix(mech.K0, np.repeat(self.R_handles, 4, 0))
-        iso = mech.M / h ** 2
-        if mech.bending is not None:
-            iso = iso + mech.bending.Q
-        A += np.kron(iso, np.eye(3))
+        if self.rest_part[0] is not self.R_handles or self.rest_part[1] != h:
+            if h not in self.isotropic:  # (two step lengths: Euler's first, then BDF2's)
+                iso = mech.M / h ** 2
+                if mech.bending is not None:
+                    iso = iso + mech.bending.Q
+                self.isotropic[h] = np.kron(iso, np.eye(3))
+            turned = _turned_matrix(mech.K0, np.repeat(self.R_handles, 4, 0))
+            self.rest_part = (self.R_handles, h, (1.0 + self.beta / h) * turned +
+                              self.isotropic[h])
+        A = self.rest_part[2]  # (a refresh within the step keeps it: only contact changes)
         if contact is not None:
+            A = A.copy()
             Ky, Kf = contact.stiffness(SLIP * h)
             A[1::3, 1::3] += Ky
             if Kf is not None:
@@ -967,8 +975,7 @@ def _within(mech: Mechanics, Z: np.ndarray, energy: float) -> np.ndarray:
 def _stored(mech: Mechanics, Z: np.ndarray, bend: tuple[np.ndarray, float]) -> float:
     """The material's energy at ``Z`` (J): elastic, and bending with its linear part
     ``bend`` (see Bending.turned)."""
-    psi, _ = mech.law.energy_stress(mech.elements.gradients(Z))
-    out = float(np.dot(mech.elements.measure, psi))
+    out = mech.law.energy_grad(mech.elements, Z)[0]
     if mech.bending is not None:
         out += Bending.energy_grad(Z, mech.bending.Q, *bend)[0]
     return out
