@@ -69,8 +69,9 @@ RESOLVED = 1.5  # a solid's weights are at least this many lattice steps wide
 SPANNED = 1e-4  # a handle's direction carries mass if this share of its most massive one
 TURN = math.radians(3)  # refactor once a handle has turned this far: a stale factor's
 # stiffness, turned the wrong way, stops the minimizer short (a sheet's membrane)
-AIR_POINTS = 8000  # air acts on at most about this many vertices (a 164k-vertex sphere
-# spent 62 ms a step on all of them)
+AIR_POINTS = 3000  # air acts on at most about this many vertices, each standing for its
+# cell's area (a 164k-vertex sphere spent 62 ms a step on all of them; the mountain's cloth
+# flutter bends and crumples as with 8,000 (0.037, 0.126), its travel within 1 %, 1 s sooner)
 FEWEST = 24  # the ground holds the whole weight on this many points at PENETRATION (at 16x
 # their share alone, a penguin on its feet sank 3.7 % of its size)
 REACH = 0.02  # the ground's candidates: points this x size above it (and their fall)
