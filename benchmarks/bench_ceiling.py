@@ -2,7 +2,7 @@
 hold at all (docs/design.md, "The object's own shape space").
 
     python benchmarks/bench_ceiling.py work/corpus3 [--splits test val] [--most 40]
-        [--json out.json]
+        [--stretch W] [--json out.json]
 
 For each sequence of a dataset made by ``neurok dataset generate``: the basis `animate
 --space handles` builds for its rest mesh (the category's handle count, its pinned regions
@@ -18,6 +18,14 @@ integrates it. Two figures per sequence, over all frames:
   are read: the rest pose is 1);
 - *strain*: the projected frames' mean edge strain |l/l0 - 1| over the data's (1: the
   basis stretches the surface as much as the engine did).
+
+``--stretch W`` (W > 0) fits each sheet's frames in a strain-aware way instead: the
+area-weighted mean squared distance from the data over the squared diagonal, plus W times
+the membrane's energy (compression costing as much as a stretch) over what a unit strain
+of the whole sheet would store, from the least-squares fit (L-BFGS). A smooth basis
+reaches a fold's positions only by stretching between its handles; this trades some of the
+positions for less of that stretch, as a motion that pays the membrane's energy does.
+Solids keep the least-squares fit.
 
 Prints a table per category and split (median and 90th percentile), writes JSON.
 """
@@ -48,7 +56,34 @@ def _affine_residual(rest: np.ndarray, disp: np.ndarray) -> np.ndarray:
     return disp - fit
 
 
-def ceiling(path: Path) -> dict:
+def _stretch_fit(mech, disp: np.ndarray, Z: np.ndarray, weight: float, diag: float
+                 ) -> np.ndarray:
+    """Each frame's coordinates (T, 4H, 3) fitted to its displacement (T, N, 3) with the
+    membrane's energy (``--stretch``), from the least-squares ``Z`` (T, 4H, 3)."""
+    from copy import copy
+
+    from scipy.optimize import minimize
+
+    law = copy(mech.law)  # the sheet's membrane, its compression at full cost
+    law.compression = 1.0
+    Phi, a = mech.vertex_rows, mech.areas
+    unit = law.mu * float(mech.elements.measure.sum())  # J at a unit strain everywhere
+    norm = float(a.sum()) * diag ** 2
+    out = np.empty_like(Z)
+    for i, u in enumerate(disp):
+        def objective(flat, u=u):
+            z = flat.reshape(-1, 3)
+            r = Phi @ z - u
+            e, g = law.energy_grad(mech.elements, z)
+            value = 0.5 * float(np.sum(a[:, None] * r * r)) / norm + weight * e / unit
+            return value, ((Phi.T @ (a[:, None] * r)) / norm + weight * g / unit).ravel()
+
+        out[i] = minimize(objective, Z[i].ravel(), jac=True, method="L-BFGS-B",
+                          options={"maxiter": 300}).x.reshape(-1, 3)
+    return out
+
+
+def ceiling(path: Path, stretch: float = 0.0) -> dict:
     """One sequence's projection error and kept share (module docstring)."""
     seq = load_sequence(path)
     meta = seq.meta
@@ -67,9 +102,12 @@ def ceiling(path: Path) -> dict:
     gram = (Phi.T @ Phi).toarray()
     gram += 1e-12 * np.trace(gram) / len(gram) * np.eye(len(gram))
     Z = np.linalg.solve(gram, Phi.T @ B)
+    diag = float(np.linalg.norm(np.ptp(rest, axis=0)))
+    if stretch > 0 and not mech.solid:
+        Z = _stretch_fit(mech, disp, Z.reshape(-1, T, 3).transpose(1, 0, 2), stretch, diag)
+        Z = Z.transpose(1, 0, 2).reshape(-1, 3 * T)
     resid = (B - Phi @ Z).reshape(N, T, 3).transpose(1, 0, 2)
     deform = _affine_residual(rest, disp)
-    diag = float(np.linalg.norm(np.ptp(rest, axis=0)))
     r2, d2 = float((resid ** 2).sum()), float((deform ** 2).sum())
     moved = np.linalg.norm(disp[1:], axis=2).mean()  # the rest pose's distance (frame 0: 0)
     edges = mesh_edges(seq.faces)
@@ -91,6 +129,8 @@ def main() -> None:
     ap.add_argument("data", type=Path)
     ap.add_argument("--splits", nargs="+", default=["test", "val"])
     ap.add_argument("--most", type=int, default=40, help="sequences per split and category")
+    ap.add_argument("--stretch", type=float, default=0.0, metavar="W",
+                    help="fit sheets with W x the membrane's energy (see above)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     rows = []
@@ -102,7 +142,7 @@ def main() -> None:
             if taken.get(cat, 0) >= args.most:
                 continue
             taken[cat] = taken.get(cat, 0) + 1
-            row = {"split": split, **ceiling(path)}
+            row = {"split": split, **ceiling(path, args.stretch)}
             rows.append(row)
             print(f"{split} {row['file']}: error {row['error']:.4f} kept {row['kept']:.2f} "
                   f"({row['handles']} handles)", file=sys.stderr)
