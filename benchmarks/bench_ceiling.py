@@ -2,7 +2,7 @@
 hold at all (docs/design.md, "The object's own shape space").
 
     python benchmarks/bench_ceiling.py work/corpus3 [--splits test val] [--most 40]
-        [--stretch W] [--json out.json]
+        [--stretch W] [--handles N] [--json out.json]
 
 For each sequence of a dataset made by ``neurok dataset generate``: the basis `animate
 --space handles` builds for its rest mesh (the category's handle count, its pinned regions
@@ -83,7 +83,7 @@ def _stretch_fit(mech, disp: np.ndarray, Z: np.ndarray, weight: float, diag: flo
     return out
 
 
-def ceiling(path: Path, stretch: float = 0.0) -> dict:
+def ceiling(path: Path, stretch: float = 0.0, handles: int | None = None) -> dict:
     """One sequence's projection error and kept share (module docstring)."""
     seq = load_sequence(path)
     meta = seq.meta
@@ -93,7 +93,7 @@ def ceiling(path: Path, stretch: float = 0.0) -> dict:
     regions = meta["conditions"].get("pins") or []
     pinned = pinned_by(regions, rest) if regions else None
     t0 = time.perf_counter()
-    mech = build_mechanics(rest, seq.faces, category, material, pinned=pinned)
+    mech = build_mechanics(rest, seq.faces, category, material, handles, pinned=pinned)
     built = time.perf_counter() - t0
     Phi = mech.vertex_rows  # (N, 4H)
     disp = seq.frames.astype(np.float64) - rest[None]
@@ -131,6 +131,8 @@ def main() -> None:
     ap.add_argument("--most", type=int, default=40, help="sequences per split and category")
     ap.add_argument("--stretch", type=float, default=0.0, metavar="W",
                     help="fit sheets with W x the membrane's energy (see above)")
+    ap.add_argument("--handles", type=int, metavar="N",
+                    help="at most N handles (default: the category's, as animate's)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     rows = []
@@ -142,7 +144,7 @@ def main() -> None:
             if taken.get(cat, 0) >= args.most:
                 continue
             taken[cat] = taken.get(cat, 0) + 1
-            row = {"split": split, **ceiling(path, args.stretch)}
+            row = {"split": split, **ceiling(path, args.stretch, args.handles)}
             rows.append(row)
             print(f"{split} {row['file']}: error {row['error']:.4f} kept {row['kept']:.2f} "
                   f"({row['handles']} handles)", file=sys.stderr)
