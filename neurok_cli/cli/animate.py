@@ -90,9 +90,9 @@ def animate(
     space: Annotated[str, o.Opt(
         panel=o.MODEL, metavar=o.choices("auto", "learned", "handles"),
         help="Shape space of a deformable body: handles (the object's own affine handles "
-             "with its material's energy), learned (the bundle's latent space: --samples, "
-             "fitted starts, --weights) or auto (handles unless what is asked needs the "
-             "bundle).")] = "auto",
+             "with its material's energy), learned (the bundle's latent space: --weights, "
+             "--method, --strain-limit, a start fitted there) or auto (handles unless what "
+             "is asked needs the bundle).")] = "auto",
     handles: Annotated[int | None, o.Opt(
         panel=o.MODEL, metavar="N", show_default="by category",
         help=ranged("The object's own shape space with N affine handles (default by "

@@ -50,6 +50,12 @@ def fit(
         help="Fit the joint positions (and the base's pose) of a rest made of rigid parts, "
              "as animate moves them, instead of the latent state.")] = False,
     joint: o.Joints = None,
+    space: Annotated[str, Opt(
+        panel=FIT, metavar=o.choices("auto", "handles", "learned"),
+        help="Shape space of the fit: handles (the object's own affine handles: shapes of "
+             "the rest's topology, by least squares; --then-animate continues there), "
+             "learned (the bundle's latent space: point clouds and other meshes too) or "
+             "auto (handles for shapes of the rest's topology, else learned).")] = "auto",
     weights: o.Weights = "neurok-base",
     device: o.Device = "auto",
     then_animate: Annotated[Path | None, Opt(
@@ -108,7 +114,7 @@ def fit(
                      pushes=[parse_impulse(p) for p in push or []])
     cfg = FitConfig(observed=observed, rest=rest, steps=steps, points=points, samples=samples,
                     fps=fps, up=up, seed=seed, weights=weights, device=device,
-                    animation=animation,
+                    animation=animation, space=space, material=material,
                     require_sequence=then_animate is not None)
     if articulated or joint:
         _fit_joints(cfg, joint or [], output, json_out, then_animate)
@@ -140,7 +146,9 @@ def fit(
             ("Chamfer-L1", f"{doc['chamfer_l1']['mean']:.4f} mean, "
                            f"{doc['chamfer_l1']['max']:.4f} max (rest pose "
                            f"{doc['rest_chamfer_l1']:.4f}; unit: bounding-box diagonal)"),
-            ("latent", f"{doc['latent_dim']} dims"),
+            ("space", f"the object's own: {doc['handles']} handles, {doc['latent_dim']} "
+                      "coordinates" if doc["space"] == "handles" else
+                      f"learned: {doc['latent_dim']} latent dims"),
             ("output", str(output)),
             ("time (s)", f"{doc['seconds']:.2f}")]
     if "initial_conditions" in doc:

@@ -50,12 +50,15 @@ DEFAULT_WEIGHTS = "neurok-base"
 @dataclass
 class Continuation:
     """A recovered state to start from instead of rest (``neurok fit --then-animate``), in
-    the input's canonical frame (+Y up, centred on its bounding box, largest extent 1)."""
+    the input's canonical frame (+Y up, centred on its bounding box, largest extent 1):
+    the learned space's latent start, or the object's own space's fitted shape."""
 
-    start: LatentStart  # translation in canonical units
+    start: LatentStart | None  # translation in canonical units (None: the own space's)
     velocity: np.ndarray  # (3,) canonical units per second
     spin: np.ndarray  # (3,) rad/s
     floor: float  # canonical height of the ground
+    shape: np.ndarray | None = None  # (N, 3) the welded vertices where they start (the own
+    shape_velocity: np.ndarray | None = None  # space's), and (N, 3) their velocities, /s
 
 
 @dataclass
@@ -223,6 +226,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     run = _run_start(cfg, frame, surface, category)
     start = surface + np.array([0.0, run.lift, 0.0])
     mcfg = _motion_config(cfg, bundle_cfg, category, material, run.cond, run.start_state)
+    mcfg.begin = run.begin
     t_load = time.perf_counter()
     say("moving" if compiled else
         "moving (compiling the integrator, once: about half a minute)")
@@ -288,6 +292,8 @@ class _RunStart(NamedTuple):
     lift: float  # added to the surface's heights: its start in the physics
     back: float  # taken from the frames' heights: the file's ground again
     start_state: LatentStart | None  # a fitted start (``cfg.continuation``); None: at rest
+    begin: tuple[np.ndarray, np.ndarray] | None  # the own space's fitted start: the
+    # surface's positions (N, 3) in the physics' metres and their velocities (N, 3) m/s
 
 
 def _run_start(cfg: AnimateConfig, frame: CanonicalFrame, surface: np.ndarray, category: str
@@ -299,11 +305,15 @@ def _run_start(cfg: AnimateConfig, frame: CanonicalFrame, surface: np.ndarray, c
     cond, height = preset_conditions(preset, category, frame.size_m, cfg.overrides)
     ground = place_ground(frame, surface, cfg.ground_at)
     lift, back = physics_offsets(surface, ground, height * frame.size_m, cond.ground)
-    start_state = None
+    start_state = begin = None
     if cont is not None:
         ground, lift, start_state = _continue(cfg, frame, surface, ground, cond)
         back = lift
-    return _RunStart(preset, cond, height * frame.size_m, ground, lift, back, start_state)
+        if cont.start is None:  # the own space's: where the fitted shape is, in metres
+            begin = (cont.shape * frame.size_m + np.array([0.0, lift, 0.0]),
+                     cont.shape_velocity * frame.size_m)
+    return _RunStart(preset, cond, height * frame.size_m, ground, lift, back, start_state,
+                     begin)
 
 def _rigged(cfg: AnimateConfig, asset, frame: CanonicalFrame):
     """An articulated object's placement and rig (None: a deformable body): asked for
@@ -397,7 +407,7 @@ def learned_only(cfg: AnimateConfig) -> list[str]:
     latent space, or a setting of its own (several motions, ``--samples``, both spaces
     give: the learned from its prior, the object's own from its low modes)."""
     asked = []
-    if cfg.continuation is not None:
+    if cfg.continuation is not None and cfg.continuation.start is not None:
         asked.append("fitted start")
     for name, default in (("weights", DEFAULT_WEIGHTS), ("method", "rk4"), ("subspace", 8),
                           ("strain_limit", None)):
@@ -454,6 +464,11 @@ def _check_options(cfg: AnimateConfig) -> None:
     if cfg.space == "handles" and learned_only(cfg):
         raise UsageError(f"the object's own space («space» handles) has no "
                          f"{' or '.join(learned_only(cfg))}: use «space» learned or auto")
+    own_start = cfg.continuation is not None and cfg.continuation.start is None
+    if own_start and space_of(cfg) == "learned":
+        raise UsageError("a start fitted in the object's own space continues there, "
+                         f"without {' or '.join(learned_only(cfg)) or '«space» learned'}; "
+                         "or fit with «space» learned")
     if cfg.handles is not None:
         if not HANDLES[0] <= cfg.handles <= HANDLES[1]:
             raise UsageError(f"«handles» must be in {HANDLES[0]}..{HANDLES[1]}, got "
@@ -488,6 +503,8 @@ def _continue(cfg: AnimateConfig, frame: CanonicalFrame, surface: np.ndarray, gr
             np.array([0.0, cont.floor, 0.0]))[2 if frame.up == "z" else 1],
             "where the fitted sequence reached")
     lift = -ground.height_m
+    if cont.start is None:  # the own space: the fitted shape's velocities hold its motion
+        return ground, lift, None
     up = np.array([0.0, lift, 0.0])
     R = cont.start.rotation
     start = replace(cont.start, translation=cont.start.translation * frame.size_m + up - R @ up)

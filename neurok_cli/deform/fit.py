@@ -1,8 +1,12 @@
-"""``neurok fit``: inverse kinematics, the latent state(s) of observed shapes (docs/design.md,
-"The method").
+"""``neurok fit``: inverse kinematics, the state(s) of observed shapes (docs/design.md,
+"The method" and "The object's own shape space").
 
 observed (a mesh with the rest's topology, a mesh of another topology or a point cloud, or a
-sequence: animated glTF or frame folder) + rest -> the rest's canonical frame -> per shape:
+sequence: animated glTF or frame folder) + rest -> the rest's canonical frame -> per shape,
+in the object's own handle space where the shapes have the rest's topology (``space``
+auto or handles): the coordinates that move the rest's vertices onto them, one weighted
+least-squares solve (deform/handle_fit.py), which holds the rigid motion too; else, or
+with ``space`` learned, in the bundle's latent space:
 
 - same topology: rigid alignment (Kabsch), the posterior encoder's guess from the vertex
   displacements (or, in a sequence, the previous frame's z where that is closer), then z
@@ -48,6 +52,7 @@ if TYPE_CHECKING:
     from .animate import Continuation
 
 FIT_SURFACE = 1024  # rest-surface samples decoded per step of the Chamfer fit
+SPACES = ("auto", "handles", "learned")  # --space (as animate's)
 TURN = np.radians(30.0)  # rigid fits of a rest shape to points also start turned by +-this
 
 
@@ -65,6 +70,9 @@ class FitConfig:
     seed: int = 0
     weights: str = "neurok-base"
     device: str = "auto"
+    material: str = "auto"  # the own space's: as animate's --material (its basis)
+    space: str = "auto"  # handles: the object's own shape space (a shape of the rest's
+    # topology); learned: the bundle's latent space; auto: handles where it can fit
     require_sequence: bool = False  # fail before any work unless a sequence is observed
     animation: str | None = None  # a glTF's animation by name or index; default: the first
     # neurok wrote, else the file's first, with every other that drives different parts
@@ -73,12 +81,14 @@ class FitConfig:
 
 @dataclass
 class ShapeFit:
-    z: np.ndarray  # (k,)
-    rotation: np.ndarray  # (3, 3) canonical: observed = R (rest + decode(z)) + t
+    z: np.ndarray  # (k,) the learned latent, or the own space's coordinates Z.reshape(-1)
+    rotation: np.ndarray  # (3, 3) canonical: observed = R (rest + decode(z)) + t (the own
+    # space: the rigid part of the fitted shape, which its coordinates hold)
     translation: np.ndarray  # (3,) canonical units
     chamfer: float
     rest_chamfer: float
     vertex_error: float | None  # same topology only
+    shape: np.ndarray | None = None  # (N, 3) the fitted welded vertices (the own space)
 
 
 @dataclass
@@ -92,6 +102,8 @@ class FitResult:
     device: str
     seconds: float
     initial: dict[str, dict] = field(default_factory=dict)  # "first"/"last" -> state
+    space: str = "learned"  # or "handles": the object's own shape space
+    handles: int = 0  # the own space's handles
 
 
 def _first_of_welded(index: np.ndarray, count: int) -> np.ndarray:
@@ -234,6 +246,42 @@ class _Fitter:
                         vertex_error=None)
 
 
+class _HandleFitter:
+    """One rest shape's own handle space (built as ``animate`` builds it for the category
+    its geometry reads as), fitting shapes of its topology by least squares over all its
+    vertices, each weighed by its area (deform/handle_fit.py): the coordinates hold the
+    rigid motion too, so no alignment comes first."""
+
+    def __init__(self, vc: np.ndarray, faces: np.ndarray, cfg: FitConfig):
+        from ..scenario.category import auto_category
+        from ..scenario.materials import resolve_material
+        from .handle_fit import coordinates_fit
+        from .handle_motion import build_mechanics
+
+        self.vc, self.faces, self.cfg = vc, faces, cfg
+        category, material = resolve_material(cfg.material, auto_category(vc, faces))
+        self.mech = build_mechanics(vc, faces, category, material)
+        self.solve = coordinates_fit(self.mech, weights=self.mech.areas)
+        rng = np.random.default_rng([cfg.seed, 3])
+        self.dense, dfidx, dbary = sample_surface(vc, faces, cfg.samples, rng)
+        self.dense_at = (dfidx, dbary)
+
+    def same_topology(self, target: np.ndarray) -> ShapeFit:
+        """target (N, 3) canonical vertices of the welded rest's topology."""
+        Z = self.solve(target - self.vc)
+        shape = self.vc + self.mech.vertex_rows @ Z
+        rot, shift = kabsch(self.vc, shape)  # the fitted shape's rigid part
+        goal = barycentric_points(target, self.faces, *self.dense_at)
+        fitted = barycentric_points(shape, self.faces, *self.dense_at)
+        align, move = kabsch(target, self.vc)  # the rest pose's error, as the learned fit
+        aligned = barycentric_points(target @ align.T + move, self.faces, *self.dense_at)
+        return ShapeFit(z=Z.reshape(-1), rotation=rot, translation=shift,
+                        chamfer=chamfer_l1(fitted, goal),
+                        rest_chamfer=chamfer_l1(self.dense, aligned),
+                        vertex_error=mean_vertex_error(shape, target, bbox_diagonal(target)),
+                        shape=shape)
+
+
 def _initial_state(fits: list[ShapeFit], times: np.ndarray, at: int, com: np.ndarray) -> dict:
     """z, ż, and the rigid velocity and spin (canonical units, per second) at frame ``at``
     from one-sided differences over up to three frames."""
@@ -258,13 +306,16 @@ def _initial_state(fits: list[ShapeFit], times: np.ndarray, at: int, com: np.nda
     angle = np.arccos(np.clip((np.trace(dR) - 1) / 2, -1.0, 1.0))
     axis = np.array([dR[2, 1] - dR[1, 2], dR[0, 2] - dR[2, 0], dR[1, 0] - dR[0, 1]])
     spin = axis * (angle / (2 * np.sin(angle)) if angle > 1e-9 else 0.5)
-    return {"frame": int(idx[0]), "time": float(times[idx[0]]), "z": f[0].z,
-            "z_dot": rate([x.z for x in f]), "velocity": rate(centres),
-            "spin": sign * spin / dt, "rotation": f[0].rotation,
-            "translation": f[0].translation}
+    out = {"frame": int(idx[0]), "time": float(times[idx[0]]), "z": f[0].z,
+           "z_dot": rate([x.z for x in f]), "velocity": rate(centres),
+           "spin": sign * spin / dt, "rotation": f[0].rotation,
+           "translation": f[0].translation}
+    if f[0].shape is not None:  # the own space: the fitted vertices and their velocities
+        out["shape"], out["shape_dot"] = f[0].shape, rate([x.shape for x in f])
+    return out
 
 
-def _fit_shapes(fitter: _Fitter, obs: Observation, frame: CanonicalFrame,
+def _fit_shapes(fitter: _Fitter | _HandleFitter, obs: Observation, frame: CanonicalFrame,
                 welded_index: np.ndarray | None,
                 progress: Callable[[int, int], None] | None) -> list[ShapeFit]:
     """Each observed shape in turn: by correspondence when ``welded_index`` (file vertex ->
@@ -296,23 +347,48 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
     t0 = time.perf_counter()
     if cfg.steps < 0 or cfg.points < 16 or cfg.samples < 16:
         raise UsageError("«steps» must be >= 0, «points» and «samples» >= 16")
+    if cfg.space not in SPACES:
+        raise UsageError(f"unknown «space» {cfg.space!r}; choose one of {', '.join(SPACES)}")
     obs, rest = observed_and_rest(cfg)
-    device = resolve_device(cfg.device)
-    bundle = resolve_weights(cfg.weights)
-    model, _ = load_bundle(bundle, device)
     frame = canonical_frame(rest)
     welded = rest.welded()
     vc = frame.to_canonical(welded.vertices)
+    same = obs.faces is not None and obs.frames.shape[1] == len(rest.vertices)
+    if cfg.space == "handles" and not same:
+        raise UsageError("the object's own space («space» handles) fits shapes of the rest's "
+                         "topology; a point cloud or another mesh needs «space» learned")
+    if cfg.space == "handles" or (cfg.space == "auto" and same):
+        return _fit_handles(cfg, obs, rest, frame, welded, vc, progress, t0)
+    device = resolve_device(cfg.device)
+    bundle = resolve_weights(cfg.weights)
+    model, _ = load_bundle(bundle, device)
     # each decoder call holds ~1k points x 128 channels, too little for intra-op threads to
     # gain, and their hand-offs cost far more once another process shares the cores (a
     # 1,024-point decode and backward on a busy 2-core machine: 28 ms on one thread, 160 on two)
     with one_thread_on(device):
         fitter = _Fitter(model.eval(), vc, welded.faces, cfg)
-        same = obs.faces is not None and obs.frames.shape[1] == len(rest.vertices)
         fits = _fit_shapes(fitter, obs, frame, welded.index if same else None, progress)
     result = FitResult(observation=obs, rest=rest, frame=frame,
                        mode="correspondence" if same else "chamfer", fits=fits,
                        weights=str(bundle), device=str(device), seconds=0.0)
+    return _finished(result, vc, t0)
+
+
+def _fit_handles(cfg: FitConfig, obs: Observation, rest: Asset, frame: CanonicalFrame,
+                 welded, vc: np.ndarray, progress, t0: float) -> FitResult:
+    """Every shape (of the rest's topology) fitted in the rest's own handle space; no
+    bundle is read."""
+    fitter = _HandleFitter(vc, welded.faces, cfg)
+    fits = _fit_shapes(fitter, obs, frame, welded.index, progress)
+    result = FitResult(observation=obs, rest=rest, frame=frame, mode="correspondence",
+                       fits=fits, weights="", device="cpu", seconds=0.0, space="handles",
+                       handles=fitter.mech.basis.handles)
+    return _finished(result, vc, t0)
+
+
+def _finished(result: FitResult, vc: np.ndarray, t0: float) -> FitResult:
+    """A sequence's initial conditions, and the time taken."""
+    obs, fits = result.observation, result.fits
     if obs.kind == "sequence" and len(fits) > 1:
         com = vc.mean(axis=0)
         result.initial = {"first": _initial_state(fits, obs.times, 0, com),
@@ -331,6 +407,9 @@ def continuation(result: FitResult, which: str) -> Continuation:
     s = result.initial[which]
     floor = min(float(result.frame.to_canonical(f)[:, 1].min())
                 for f in result.observation.frames)
+    if result.space == "handles":
+        return Continuation(start=None, velocity=s["velocity"], spin=s["spin"], floor=floor,
+                            shape=s["shape"], shape_velocity=s["shape_dot"])
     start = LatentStart(z=s["z"], z_dot=s["z_dot"], rotation=s["rotation"],
                         translation=s["translation"])
     return Continuation(start=start, velocity=s["velocity"], spin=s["spin"], floor=floor)
@@ -346,8 +425,14 @@ def result_json(result: FitResult) -> dict:
                "translation": arr(f.translation), "chamfer_l1": f.chamfer,
                "rest_chamfer_l1": f.rest_chamfer, "vertex_error": f.vertex_error}
               for i, f in enumerate(result.fits)]
+    own = result.space == "handles"
+    if own:  # the own space's coordinates, Z (4H, 3) row by row, in the rest's canonical
+        # frame; the fitted shape is rest + Phi Z, and no shape arrays are written
+        for shape in shapes:
+            shape["coordinates"] = shape.pop("z")
     ch = [f.chamfer for f in result.fits]
     doc = {"observed": str(obs.kind), "mode": result.mode, "rest": str(result.rest.path),
+           "space": result.space, **({"handles": result.handles} if own else {}),
            "frames": len(result.fits), "latent_dim": int(len(result.fits[0].z)),
            "weights": result.weights, "device": result.device,
            "frame": {"center": arr(result.frame.center), "extent": result.frame.extent,
@@ -356,8 +441,10 @@ def result_json(result: FitResult) -> dict:
            "rest_chamfer_l1": float(np.mean([f.rest_chamfer for f in result.fits])),
            "seconds": result.seconds, "shapes": shapes}
     if result.initial:
-        doc["initial_conditions"] = {k: {n: arr(v) if isinstance(v, np.ndarray) else v
-                                         for n, v in s.items()}
+        names = {"z": "coordinates", "z_dot": "coordinates_dot"} if own else {}
+        doc["initial_conditions"] = {k: {names.get(n, n): arr(v) if isinstance(v, np.ndarray)
+                                         else v for n, v in s.items()
+                                         if n not in ("shape", "shape_dot")}
                                      for k, s in result.initial.items()}
     return doc
 

@@ -861,18 +861,23 @@ def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
         if mech.solid else (mech.point_mass @ v) / mech.mass_total
     spin = np.asarray(cond.spin, np.float64)
     V = affine_coords(_skew(spin), np.asarray(cond.velocity) - _skew(spin) @ com, centres)
-    V = stepper.constrain(V)
     Z = np.zeros_like(V)
+    if cfg.begin is not None:  # a fitted start: its shape and velocities in the basis
+        from .handle_fit import coordinates_fit
+
+        fit = coordinates_fit(mech, weights=mech.areas)
+        Z, V = fit(cfg.begin[0] - v), V + fit(cfg.begin[1])
+    V = stepper.constrain(V)
     pushes = [(p.time, _push(mech, v, p)) for p in sorted(cond.impulses, key=lambda i: i.time)]
     samples = max(int(cfg.samples), 1)
     frames = np.empty((samples, n_frames, len(v), 3))
     clip = (np.zeros((n_frames, *Z.shape)), np.zeros((n_frames, *Z.shape)))
     energy = {k: np.zeros((n_frames, samples)) for k in
               ("kinetic", "potential", "dissipated", "work", "total")}
-    starts = [(Z, np.zeros_like(V))] + sample_starts(stepper, samples - 1, cfg.seed,
-                                                     cfg.diversity)
+    starts = [(Z, np.zeros_like(V))] + [(Z + z, dv) for z, dv in sample_starts(
+        stepper, samples - 1, cfg.seed, cfg.diversity)]
     steps = iters = 0
-    clip[1][0] = V
+    clip[0][0], clip[1][0] = Z, V
     for s, (Z0, dV) in enumerate(starts):  # the first: the conditions alone
         stepper.restart()
         V0 = stepper.constrain(V + dV) if s else V

@@ -40,6 +40,9 @@ class MotionConfig:
     method: str = "rk4"
     fit_radius: float = 1.0  # latent radius the decoder fit covers
     start: LatentStart | None = None  # None = at rest, where the vertices are
+    begin: tuple[np.ndarray, np.ndarray] | None = None  # the own space's fitted start: the
+    # vertices' positions (N, 3) and velocities (N, 3) (physics frame), projected onto the
+    # basis (deform/handle_fit.py); the conditions' velocity and spin are added to it
     basis: str = "decoder"  # or "linear-modes": the baseline without the learned map
     strain_limit: float | None = None  # largest edge strain |l / l0 - 1| the decoded frames
     # keep (see model/strain.py); None: as decoded

@@ -23,6 +23,7 @@ from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
 from ..data.format import load_sequence
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
 from ..data.metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
+from ..deform.handle_fit import coordinates_fit
 from ..deform.handle_motion import build_mechanics, handle_motion
 from ..deform.motion import latent_motion
 from ..deform.spec import MotionConfig
@@ -43,7 +44,6 @@ Progress = Callable[[int, int], None]
 
 IK_STARTS = ("posterior", "prior")
 SPACES = ("learned", "handles")
-FIT_ELASTIC = 1e-4  # handle fits: the rest elastic energy's weight, per the fit's own scale
 
 
 @dataclass
@@ -168,8 +168,8 @@ def handle_fits(folder, split: str, cfg: EvalConfig, n_points: int, n_query: int
                 progress: Progress | None = None) -> dict:
     """:func:`inverse_kinematics`'s pairs fitted in frame a's own handle space instead: the
     coordinates whose motion of the query vertices is the observed one in the least-squares
-    sense, with a little of the rest elastic energy (FIT_ELASTIC of the fit's own scale) for
-    handles that few query vertices see. The same pairs (``n_points``, ``n_query``: the
+    sense, with a little of the rest elastic energy (deform/handle_fit.py) for handles that
+    few query vertices see. The same pairs (``n_points``, ``n_query``: the
     bundle's sampling) and the same Chamfer samples; no bundle is read."""
     from scipy.spatial import cKDTree
 
@@ -184,13 +184,8 @@ def handle_fits(folder, split: str, cfg: EvalConfig, n_points: int, n_query: int
         _, material = resolve_material(category, category)
         mech = build_mechanics(va, faces, category, material)
         idx = cKDTree(va).query(np.asarray(it["query"], np.float64))[1]
-        Q = mech.vertex_rows[idx]  # (Q, 4H)
-        A = np.kron((Q.T @ Q).toarray(), np.eye(3))  # in Z.reshape(-1)'s order
-        scale = float(np.trace(A)) / len(A)
-        A += FIT_ELASTIC * scale * len(A) / max(float(np.trace(mech.K0)), 1e-300) * mech.K0
-        A += 1e-9 * scale * np.eye(len(A))
-        b = (Q.T @ np.asarray(it["delta_query"], np.float64)).reshape(-1)
-        moved = va + mech.vertex_rows @ np.linalg.solve(A, b).reshape(-1, 3)  # (N, 3)
+        Z = coordinates_fit(mech, idx)(np.asarray(it["delta_query"], np.float64))
+        moved = va + mech.vertex_rows @ Z  # (N, 3)
         return barycentric_points(moved, faces, fidx, bary), moved
 
     return _pair_rows(ds, cfg, fit, progress)

@@ -70,19 +70,31 @@ def _turned_cloud(shape: np.ndarray, faces: np.ndarray, path: Path) -> np.ndarra
 
 
 def test_a_deformed_mesh_of_the_same_topology_is_recovered(deformed, tmp_path):
+    """In the object's own space by default (the learned decoder's shape is not in it)."""
+    path, _ = deformed
+    doc = fit(path, "--rest", BLOB, "-o", tmp_path / "f.json")
+    assert doc["mode"] == "correspondence" and doc["frames"] == 1
+    assert doc["space"] == "handles" and doc["weights"] == ""
+    assert doc["latent_dim"] == len(doc["shapes"][0]["coordinates"]) == 12 * doc["handles"]
+    assert doc["chamfer_l1"]["mean"] <= 0.002
+    assert doc["chamfer_l1"]["mean"] < 0.2 * doc["rest_chamfer_l1"]
+    assert doc["shapes"][0]["vertex_error"] < 0.01
+    assert json.loads((tmp_path / "f.json").read_text())["shapes"] == doc["shapes"]
+
+
+def test_a_deformed_mesh_is_recovered_in_the_learned_space_too(deformed, tmp_path):
     path, _ = deformed
     threads = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        doc = fit(path, "--rest", BLOB, "-o", tmp_path / "f.json")
+        doc = fit(path, "--rest", BLOB, "-o", tmp_path / "f.json", "--space", "learned")
         assert torch.get_num_threads() == 2  # fit runs on one thread, then gives them back
     finally:
         torch.set_num_threads(threads)
-    assert doc["mode"] == "correspondence" and doc["frames"] == 1
+    assert doc["space"] == "learned" and doc["mode"] == "correspondence"
     assert doc["latent_dim"] == len(doc["shapes"][0]["z"])
     assert doc["chamfer_l1"]["mean"] <= 0.01
     assert doc["chamfer_l1"]["mean"] < 0.5 * doc["rest_chamfer_l1"]
-    assert json.loads((tmp_path / "f.json").read_text())["shapes"] == doc["shapes"]
 
 
 def test_a_moved_point_cloud_is_recovered(deformed, tmp_path):
@@ -110,17 +122,58 @@ def test_a_moved_point_cloud_of_an_asymmetric_shape_is_recovered_with_its_pose(t
     assert np.degrees(Rotation.from_matrix(got @ R.T).magnitude()) < 2.0
 
 
+def _continued(seq: Path, cont: Path) -> tuple[float, float]:
+    """How far the continuation's first frame is from the sequence's last, and how its
+    first step differs from the sequence's last, in sizes (per frame)."""
+    observed = read_animated(seq).frames
+    # the first animation is the continuation (the sequence's own follows it, as it was)
+    continued = read_animated(cont, animations=[0]).frames
+    size = np.ptp(observed[0], axis=0).max()
+    gap = np.linalg.norm(continued[0] - observed[-1], axis=1).mean() / size
+    jump = np.linalg.norm((continued[1] - continued[0]) - (observed[-1] - observed[-2]),
+                          axis=1).mean() / size
+    return gap, jump
+
+
+def test_a_sequence_continues_in_the_object_s_own_space(tmp_path):
+    """animate's own clip lies in the rest's own space: the fit holds it exactly and the
+    continuation starts where and as fast as it ended."""
+    seq = tmp_path / "seq.glb"
+    made = runner.invoke(app, ["animate", str(BLOB), "-o", str(seq), "--seconds", "0.4",
+                               "--preset", "wobble"])
+    assert made.exit_code == 0, made.output
+    cont = tmp_path / "cont.glb"
+    doc = fit(seq, "-o", tmp_path / "s.json", "--then-animate", cont, "--seconds", "0.3")
+    assert doc["space"] == "handles" and doc["frames"] == 13
+    assert doc["chamfer_l1"]["max"] <= 1e-3
+    last = doc["initial_conditions"]["last"]
+    assert len(last["coordinates_dot"]) == doc["latent_dim"] and "z" not in last
+    assert doc["animation"]["space"] == "handles" and doc["animation"]["preset"] == "free"
+    assert_valid_gltf(cont)
+    gap, jump = _continued(seq, cont)
+    assert gap < 2e-3, gap
+    step = np.linalg.norm(np.diff(read_animated(seq).frames[-2:], axis=0), axis=-1).mean()
+    assert jump < 0.3 * step / np.ptp(read_animated(seq).frames[0], axis=0).max(), jump
+    # a setting only the learned space has cannot continue a start fitted in the own one
+    result = runner.invoke(app, ["fit", str(seq), "-o", str(tmp_path / "t.json"),
+                                 "--then-animate", str(tmp_path / "t.glb"),
+                                 "--strain-limit", "inf"])
+    assert result.exit_code == 1
+    assert_one_error_line(result, "own space")
+    assert not (tmp_path / "t.glb").exists()
+
+
 def test_a_sequence_gives_initial_conditions_and_continues(tmp_path):
-    # a sequence the reduced latent space holds exactly (frames as decoded: the strain limit
-    # moves them off it, and the continuation starts from what the reduced coordinates
-    # hold of the fitted state, as for any sequence made elsewhere)
+    # in the learned space: a sequence the reduced latent space holds exactly (frames as
+    # decoded: the strain limit moves them off it, and the continuation starts from what
+    # the reduced coordinates hold of the fitted state, as for any sequence made elsewhere)
     seq = tmp_path / "seq.glb"
     made = runner.invoke(app, ["animate", str(BLOB), "-o", str(seq), "--seconds", "0.4",
                                "--preset", "wobble", "--strain-limit", "inf"])
     assert made.exit_code == 0, made.output
     cont = tmp_path / "cont.glb"
     doc = fit(seq, "-o", tmp_path / "s.json", "--steps", "60", "--then-animate", cont,
-              "--seconds", "0.3", "--strain-limit", "inf")
+              "--seconds", "0.3", "--strain-limit", "inf", "--space", "learned")
     assert doc["observed"] == "sequence" and doc["frames"] == 13
     assert doc["chamfer_l1"]["max"] <= 0.02
     first, last = doc["initial_conditions"]["first"], doc["initial_conditions"]["last"]
@@ -129,12 +182,7 @@ def test_a_sequence_gives_initial_conditions_and_continues(tmp_path):
     assert first["velocity"][0] > 0 or first["spin"][2] < 0
     assert doc["animation"]["preset"] == "free" and doc["animation"]["strain_limit"] is None
     assert_valid_gltf(cont)
-    observed = read_animated(seq).frames
-    # the first animation is the continuation (the sequence's own follows it, as it was)
-    continued = read_animated(cont, animations=[0]).frames
-    size = np.ptp(observed[0], axis=0).max()
-    # the continuation starts where the sequence ended
-    gap = np.linalg.norm(continued[0] - observed[-1], axis=1).mean() / size
+    gap, _ = _continued(seq, cont)  # the continuation starts where the sequence ended
     assert gap < 0.03, gap
 
 
@@ -168,6 +216,12 @@ def test_bad_inputs_fail_in_one_line_without_output(tmp_path, deformed):
          "no animation 'sway'"),
     ]
     (tmp_path / "few.xyz").write_text("0 0 0\n1 1 1\n")
+    cloud = tmp_path / "cloud.xyz"
+    np.savetxt(cloud, load_mesh(BLOB).vertices)
+    cases.append((["fit", str(cloud), "--rest", str(BLOB), "-o", str(out), "--space",
+                   "handles"], "rest's topology"))
+    cases.append((["fit", str(path), "--rest", str(BLOB), "-o", str(out), "--space", "own"],
+                  "unknown"))
     cases.append((["fit", str(tmp_path / "few.xyz"), "--rest", str(BLOB), "-o", str(out)],
                   "at least 16"))
     for args, words in cases:
