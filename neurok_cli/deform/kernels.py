@@ -20,6 +20,32 @@ import numpy as np
 from ..jit import njit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _read(indptr, indices, data, Z, e, F):  # pragma: no cover
+    """F[:, :d] += element e's rows of D against Z (d = F's columns)."""
+    d = F.shape[1]
+    for j in range(d):
+        r = d * e + j
+        for k in range(indptr[r], indptr[r + 1]):
+            col = indices[k]
+            w = data[k]
+            for c in range(3):
+                F[c, j] += w * Z[col, c]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pull(indptr, indices, data, scale, P, e, grad):  # pragma: no cover
+    """grad += scale x element e's rows of D, transposed, against its stress P (3, d)."""
+    d = P.shape[1]
+    for j in range(d):
+        r = d * e + j
+        for k in range(indptr[r], indptr[r + 1]):
+            col = indices[k]
+            w = data[k] * scale
+            for c in range(3):
+                grad[col, c] += w * P[c, j]
+
+
 @njit(cache=True, nogil=True)
 def neo_hookean(indptr, indices, data, measure, mu, lam, Z, grad):  # pragma: no cover
     """Stable Neo-Hookean over solid elements (F0 = I, three rows of D each): returns
@@ -28,17 +54,12 @@ def neo_hookean(indptr, indices, data, measure, mu, lam, Z, grad):  # pragma: no
     total = 0.0
     F = np.empty((3, 3))
     C = np.empty((3, 3))
+    P = np.empty((3, 3))
     for e in range(measure.shape[0]):
         for c in range(3):
             for j in range(3):
                 F[c, j] = 1.0 if c == j else 0.0
-        for j in range(3):
-            r = 3 * e + j
-            for k in range(indptr[r], indptr[r + 1]):
-                col = indices[k]
-                w = data[k]
-                for c in range(3):
-                    F[c, j] += w * Z[col, c]
+        _read(indptr, indices, data, Z, e, F)
         for j in range(3):  # cofactor: column j is the cross product of the other two
             a = (j + 1) % 3
             b = (j + 2) % 3
@@ -53,13 +74,10 @@ def neo_hookean(indptr, indices, data, measure, mu, lam, Z, grad):  # pragma: no
         total += measure[e] * (0.5 * mu * (norm - 3.0) - mu * (J - 1.0)
                                + 0.5 * lam * (J - 1.0) * (J - 1.0))
         s = lam * (J - 1.0) - mu
-        for j in range(3):
-            r = 3 * e + j
-            for k in range(indptr[r], indptr[r + 1]):
-                col = indices[k]
-                w = data[k] * measure[e]
-                for c in range(3):
-                    grad[col, c] += w * (mu * F[c, j] + s * C[c, j])
+        for c in range(3):
+            for j in range(3):
+                P[c, j] = mu * F[c, j] + s * C[c, j]
+        _pull(indptr, indices, data, measure[e], P, e, grad)
     return total
 
 
@@ -77,13 +95,7 @@ def membrane(indptr, indices, data, F0, measure, mu, lam, compression, Z, grad
         for c in range(3):
             for j in range(2):
                 F[c, j] = F0[e, c, j]
-        for j in range(2):
-            r = 2 * e + j
-            for k in range(indptr[r], indptr[r + 1]):
-                col = indices[k]
-                w = data[k]
-                for c in range(3):
-                    F[c, j] += w * Z[col, c]
+        _read(indptr, indices, data, Z, e, F)
         a = 0.5 * (F[0, 0] * F[0, 0] + F[1, 0] * F[1, 0] + F[2, 0] * F[2, 0] - 1.0)
         b = 0.5 * (F[0, 0] * F[0, 1] + F[1, 0] * F[1, 1] + F[2, 0] * F[2, 1])
         d = 0.5 * (F[0, 1] * F[0, 1] + F[1, 1] * F[1, 1] + F[2, 1] * F[2, 1] - 1.0)
@@ -119,12 +131,6 @@ def membrane(indptr, indices, data, F0, measure, mu, lam, compression, Z, grad
         for c in range(3):  # P = F S
             P[c, 0] = F[c, 0] * s00 + F[c, 1] * s01
             P[c, 1] = F[c, 0] * s01 + F[c, 1] * s11
-        for j in range(2):
-            r = 2 * e + j
-            for k in range(indptr[r], indptr[r + 1]):
-                col = indices[k]
-                w = data[k] * measure[e]
-                for c in range(3):
-                    grad[col, c] += w * P[c, j]
+        _pull(indptr, indices, data, measure[e], P, e, grad)
     return total
 
