@@ -8,6 +8,7 @@ between the ``<!-- results:begin -->`` and ``<!-- results:end -->`` lines of doc
 
     python benchmarks/results.py --summary PLAUSIBILITY.json [--weights neurok-base]
         [--bones BENCH_BONES.json] [--speed BENCH_ANIMATE.json] [--page BENCH_PAGE.json]
+        [--fit BENCH_FIT.json]
 
 writes README's compact table instead (between ``<!-- summary:begin -->`` and
 ``<!-- summary:end -->``): the bundle's test-split figures from its ``config.json`` (what
@@ -15,7 +16,9 @@ writes README's compact table instead (between ``<!-- summary:begin -->`` and
 with ``--bones``, the penguin's clip in each glTF encoding (`python benchmarks/bench_bones.py
 --json FILE`), with ``--speed`` the whole commands' times (`python
 benchmarks/bench_animate.py --json FILE`) in place of the plausibility run's, with
-``--page`` the 10k sphere's web page (`python benchmarks/bench_page.py --json FILE`).
+``--page`` the 10k sphere's web page (`python benchmarks/bench_page.py --json FILE`), with
+``--fit`` `neurok fit` in the object's own space beside the learned one (`python
+benchmarks/bench_fit.py DATA --json FILE`).
 
 The run that fills DIR (about ten minutes on a 2-core CPU; one benchmark at a time: two
 processes on 2 cores slow each other down):
@@ -70,13 +73,14 @@ def section(folder: Path) -> str:
 
 
 def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = None,
-                  speed: dict | None = None, page: dict | None = None) -> list[str]:
-    """README's table: the bundle's test-split figures, then each plausibility run against
-    the engine."""
+                  speed: dict | None = None, page: dict | None = None,
+                  fit: dict | None = None) -> list[str]:
+    """README's table: the own space's fits, the bundle's test-split figures, then each
+    plausibility run against the engine."""
     ik, ro = metrics["test"]["inverse_kinematics"], metrics["test"]["rollout"]
     cmd = f"`{metrics['measured_by']}`"
-    out = ["| what | neurok | reference | command |", "|---|---|---|---|",
-           "| learned model: shape recovery on unseen shape families (`neurok fit`; "
+    out = ["| what | neurok | reference | command |", "|---|---|---|---|", *_fit_row(fit),
+           "| learned model: shape recovery on unseen shape families (`fit --space learned`; "
            "Chamfer-L1, × diagonal) | "
            f"{ik['chamfer']['all']:.4f} | rest pose {ik['rest_chamfer']['all']:.4f} | {cmd} |",
            "| learned model: 2 s motion vs the physics engine (mean vertex error, × diagonal) | "
@@ -98,6 +102,22 @@ def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = N
         out.append(f"| {r['asset']} {r['preset']}, in one process (loading to written GLB) | "
                    f"{r['animate_s']:.1f} s | `neurok simulate` {r['simulate_s']:.1f} s | same |")
     return out + _bones_row(bones or []) + _page_row(page)
+
+
+def _fit_row(d: dict | None) -> list[str]:
+    """README's row from bench_fit.py: `neurok fit` of the test split's sequences in the
+    object's own space, beside the learned space and the rest pose (means over the
+    sequences)."""
+    if not d:
+        return []
+    rows = d["rows"]
+    mean = lambda space, key: sum(r[space][key] for r in rows) / len(rows)  # noqa: E731
+    return [f"| object's own space: shape recovery of unseen sequences (`neurok fit`, the "
+            f"rest's mesh; Chamfer-L1, × diagonal) | {mean('handles', 'chamfer'):.4f} in "
+            f"{mean('handles', 'seconds'):.1f} s | learned {mean('learned', 'chamfer'):.4f} "
+            f"in {mean('learned', 'seconds'):.1f} s, rest pose "
+            f"{mean('handles', 'rest_chamfer'):.4f} | `python benchmarks/bench_fit.py "
+            f"work/corpus3` |"]
 
 
 def _page_row(d: dict | None) -> list[str]:
@@ -179,6 +199,7 @@ def main() -> None:
     ap.add_argument("--bones", type=Path, help="bench_bones.py's JSON: the encodings' row")
     ap.add_argument("--speed", type=Path, help="bench_animate.py's JSON: the speed rows")
     ap.add_argument("--page", type=Path, help="bench_page.py's JSON: the web page's row")
+    ap.add_argument("--fit", type=Path, help="bench_fit.py's JSON: the own space's fit row")
     ap.add_argument("--readme", type=Path, default=None,
                     help="the Markdown file holding the block (default: docs/results.md, or "
                     "README.md with --summary)")
@@ -192,8 +213,9 @@ def main() -> None:
         bones = json.loads(args.bones.read_text()) if args.bones else None
         speed = json.loads(args.speed.read_text()) if args.speed else None
         page = json.loads(args.page.read_text()) if args.page else None
+        fit = json.loads(args.fit.read_text()) if args.fit else None
         body = "\n".join(summary_table(metrics, json.loads(args.summary.read_text()), bones,
-                                        speed, page))
+                                        speed, page, fit))
         target, marks = args.readme or ROOT / "README.md", SUMMARY
     else:
         body = section(args.folder)

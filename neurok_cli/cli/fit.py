@@ -52,10 +52,9 @@ def fit(
     joint: o.Joints = None,
     space: Annotated[str, Opt(
         panel=FIT, metavar=o.choices("auto", "handles", "learned"),
-        help="Shape space of the fit: handles (the object's own affine handles: shapes of "
-             "the rest's topology, by least squares; --then-animate continues there), "
-             "learned (the bundle's latent space: point clouds and other meshes too) or "
-             "auto (handles for shapes of the rest's topology, else learned).")] = "auto",
+        help="Shape space of the fit: handles (the object's own affine handles, what auto "
+             "takes; --then-animate continues there) or learned (the bundle's latent space: "
+             "the encoder's guess, then the Chamfer distance).")] = "auto",
     weights: o.Weights = "neurok-base",
     device: o.Device = "auto",
     then_animate: Annotated[Path | None, Opt(

@@ -3,10 +3,11 @@
 
 observed (a mesh with the rest's topology, a mesh of another topology or a point cloud, or a
 sequence: animated glTF or frame folder) + rest -> the rest's canonical frame -> per shape,
-in the object's own handle space where the shapes have the rest's topology (``space``
-auto or handles): the coordinates that move the rest's vertices onto them, one weighted
-least-squares solve (deform/handle_fit.py), which holds the rigid motion too; else, or
-with ``space`` learned, in the bundle's latent space:
+in the object's own handle space (``space`` auto or handles; deform/handle_fit.py): its
+rigid pose (Kabsch on the vertices, or nearest points both ways for a cloud), then the
+handle coordinates that move the rest onto it in the rest's frame (one weighted
+least-squares solve over the vertices, or rounds of nearest points and solves for a
+cloud); with ``space`` learned, in the bundle's latent space:
 
 - same topology: rigid alignment (Kabsch), the posterior encoder's guess from the vertex
   displacements (or, in a sequence, the previous frame's z where that is closer), then z
@@ -71,8 +72,8 @@ class FitConfig:
     weights: str = "neurok-base"
     device: str = "auto"
     material: str = "auto"  # the own space's: as animate's --material (its basis)
-    space: str = "auto"  # handles: the object's own shape space (a shape of the rest's
-    # topology); learned: the bundle's latent space; auto: handles where it can fit
+    space: str = "auto"  # handles (and auto): the object's own shape space; learned: the
+    # bundle's latent space
     require_sequence: bool = False  # fail before any work unless a sequence is observed
     animation: str | None = None  # a glTF's animation by name or index; default: the first
     # neurok wrote, else the file's first, with every other that drives different parts
@@ -248,14 +249,15 @@ class _Fitter:
 
 class _HandleFitter:
     """One rest shape's own handle space (built as ``animate`` builds it for the category
-    its geometry reads as), fitting shapes of its topology by least squares over all its
-    vertices, each weighed by its area (deform/handle_fit.py): the coordinates hold the
-    rigid motion too, so no alignment comes first."""
+    its geometry reads as), fitting observed shapes in the rest's frame once a rigid
+    motion has carried them there (deform/handle_fit.py): a shape of the rest's topology
+    by least squares over all its vertices, each weighed by its area; a point cloud by
+    rounds of nearest points both ways, from its best rigid pose."""
 
     def __init__(self, vc: np.ndarray, faces: np.ndarray, cfg: FitConfig):
         from ..scenario.category import auto_category
         from ..scenario.materials import resolve_material
-        from .handle_fit import coordinates_fit
+        from .handle_fit import coordinates_fit, surface_rows
         from .handle_motion import build_mechanics
 
         self.vc, self.faces, self.cfg = vc, faces, cfg
@@ -265,21 +267,43 @@ class _HandleFitter:
         rng = np.random.default_rng([cfg.seed, 3])
         self.dense, dfidx, dbary = sample_surface(vc, faces, cfg.samples, rng)
         self.dense_at = (dfidx, dbary)
+        self.surface_rows = surface_rows(self.mech, faces, dfidx[:FIT_SURFACE],
+                                         dbary[:FIT_SURFACE])
+
+    def _shape(self, Z: np.ndarray, R: np.ndarray, t: np.ndarray, goal: np.ndarray,
+               rest_chamfer: float) -> ShapeFit:
+        """The fitted shape R (rest + Phi Z) + t, told again as its own rigid part and the
+        coordinates of what is left (the affine handles took part of the turn)."""
+        shape = (self.vc + self.mech.vertex_rows @ Z) @ R.T + t
+        R, t = kabsch(self.vc, shape)
+        Z = self.solve((shape - t) @ R - self.vc)
+        fitted = barycentric_points(shape, self.faces, *self.dense_at)
+        return ShapeFit(z=Z.reshape(-1), rotation=R, translation=t,
+                        chamfer=chamfer_l1(fitted, goal), rest_chamfer=rest_chamfer,
+                        vertex_error=None, shape=shape)
 
     def same_topology(self, target: np.ndarray) -> ShapeFit:
         """target (N, 3) canonical vertices of the welded rest's topology."""
-        Z = self.solve(target - self.vc)
-        shape = self.vc + self.mech.vertex_rows @ Z
-        rot, shift = kabsch(self.vc, shape)  # the fitted shape's rigid part
+        R, t = kabsch(self.vc, target)  # target ~ R rest + t
+        Z = self.solve((target - t) @ R - self.vc)
         goal = barycentric_points(target, self.faces, *self.dense_at)
-        fitted = barycentric_points(shape, self.faces, *self.dense_at)
-        align, move = kabsch(target, self.vc)  # the rest pose's error, as the learned fit
-        aligned = barycentric_points(target @ align.T + move, self.faces, *self.dense_at)
-        return ShapeFit(z=Z.reshape(-1), rotation=rot, translation=shift,
-                        chamfer=chamfer_l1(fitted, goal),
-                        rest_chamfer=chamfer_l1(self.dense, aligned),
-                        vertex_error=mean_vertex_error(shape, target, bbox_diagonal(target)),
-                        shape=shape)
+        rest_chamfer = chamfer_l1(self.dense @ R.T + t, goal)
+        fit = self._shape(Z, R, t, goal, rest_chamfer)
+        fit.vertex_error = mean_vertex_error(fit.shape, target, bbox_diagonal(target))
+        return fit
+
+    def points(self, goal: np.ndarray) -> ShapeFit:
+        """goal (G, 3) canonical points of the deformed surface."""
+        from .handle_fit import cloud_fit, rigid_start
+
+        cloud = goal
+        if len(cloud) > self.cfg.points:
+            rng = np.random.default_rng([self.cfg.seed, 5])
+            cloud = cloud[rng.choice(len(cloud), self.cfg.points, replace=False)]
+        rest = self.dense[:FIT_SURFACE]
+        R, t, _ = rigid_start(rest, cloud)
+        Z = cloud_fit(self.mech, rest, self.surface_rows, (cloud - t) @ R)
+        return self._shape(Z, R, t, goal, chamfer_l1(self.dense @ R.T + t, goal))
 
 
 def _initial_state(fits: list[ShapeFit], times: np.ndarray, at: int, com: np.ndarray) -> dict:
@@ -354,11 +378,8 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
     welded = rest.welded()
     vc = frame.to_canonical(welded.vertices)
     same = obs.faces is not None and obs.frames.shape[1] == len(rest.vertices)
-    if cfg.space == "handles" and not same:
-        raise UsageError("the object's own space («space» handles) fits shapes of the rest's "
-                         "topology; a point cloud or another mesh needs «space» learned")
-    if cfg.space == "handles" or (cfg.space == "auto" and same):
-        return _fit_handles(cfg, obs, rest, frame, welded, vc, progress, t0)
+    if cfg.space != "learned":
+        return _fit_handles(cfg, obs, rest, frame, welded, vc, same, progress, t0)
     device = resolve_device(cfg.device)
     bundle = resolve_weights(cfg.weights)
     model, _ = load_bundle(bundle, device)
@@ -375,13 +396,14 @@ def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -
 
 
 def _fit_handles(cfg: FitConfig, obs: Observation, rest: Asset, frame: CanonicalFrame,
-                 welded, vc: np.ndarray, progress, t0: float) -> FitResult:
-    """Every shape (of the rest's topology) fitted in the rest's own handle space; no
-    bundle is read."""
+                 welded, vc: np.ndarray, same: bool, progress, t0: float) -> FitResult:
+    """Every shape fitted in the rest's own handle space (by correspondence where it has
+    the rest's topology, ``same``); no bundle is read."""
     fitter = _HandleFitter(vc, welded.faces, cfg)
-    fits = _fit_shapes(fitter, obs, frame, welded.index, progress)
-    result = FitResult(observation=obs, rest=rest, frame=frame, mode="correspondence",
-                       fits=fits, weights="", device="cpu", seconds=0.0, space="handles",
+    fits = _fit_shapes(fitter, obs, frame, welded.index if same else None, progress)
+    result = FitResult(observation=obs, rest=rest, frame=frame,
+                       mode="correspondence" if same else "chamfer", fits=fits, weights="",
+                       device="cpu", seconds=0.0, space="handles",
                        handles=fitter.mech.basis.handles)
     return _finished(result, vc, t0)
 
