@@ -255,7 +255,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
                               f"{preset} (neurok animate)")
     live = None if motion.model is None else (motion.model, welded.index,
                                               np.vstack(_file_map(frame, run.back)))
-    out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options, live=live)
+    out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options, live=live,
+                        overwrite=True)  # (the file's frames are written and not read again)
     t_end = time.perf_counter()
     st = motion.stats
     timings = {"load": t_load - t0, **{k: float(v) for k, v in st["time"].items()},

@@ -115,11 +115,12 @@ def check_output(path: str | Path, fmt: str | None = None, *, renderer: str | No
 def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *, fps: float,
                   options: ExportOptions | None = None,
                   progress: Callable[[int, int], None] | None = None,
-                  live: tuple[ReducedModel, np.ndarray, np.ndarray] | None = None
-                  ) -> ExportResult:
+                  live: tuple[ReducedModel, np.ndarray, np.ndarray] | None = None,
+                  overwrite: bool = False) -> ExportResult:
     """Write ``motions`` ((T, N, 3) positions of ``asset.vertices``, file frame) to ``path``;
     ``live``: the reduced model that moved the first, its vertex under each of the asset's
-    and its frame to the file's (a page steps it itself: render/page.py, write_page)."""
+    and its frame to the file's (a page steps it itself: render/page.py, write_page);
+    ``overwrite``: a glTF's writing may reuse the motions' memory (their contents lost)."""
     opts = options or ExportOptions()
     path = Path(path)
     fmt = output_format(path, opts.fmt)
@@ -130,7 +131,7 @@ def export_motion(asset: Asset, motions: Sequence[np.ndarray], path: str | Path,
                              tolerance=opts.tolerance, max_targets=opts.max_targets,
                              names=opts.names, root_matrix=opts.root_matrix,
                              as_gltf=fmt == "gltf", bones=opts.bones,
-                             meshopt=opts.meshopt)
+                             meshopt=opts.meshopt, overwrite=overwrite)
         details = {"targets": rep.targets, "encoding": rep.encoding,
                    "max_error": rep.max_error, "riding_parts": rep.riding,
                    "meshopt": opts.meshopt}

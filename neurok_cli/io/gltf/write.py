@@ -110,7 +110,8 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
                    fps: float, encoding: str = "compact", tolerance: float = 1e-3,
                    max_targets: int = 200, names: Sequence[str] | None = None,
                    root_matrix: np.ndarray | None = None, as_gltf: bool = False,
-                   bones: int | None = None, meshopt: bool = False) -> ExportReport:
+                   bones: int | None = None, meshopt: bool = False,
+                   overwrite: bool = False) -> ExportReport:
     """Write ``asset`` animated by ``motions`` to a GLB at ``path`` (atomically).
 
     Args:
@@ -125,6 +126,9 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
             a Z-up asset's frame to glTF's +Y up (vertex data stays in the file's frame).
         as_gltf: write a single .gltf JSON file with the buffer embedded as a data URI.
         meshopt: compress the file's data with EXT_meshopt_compression (gltf/meshopt.py).
+        overwrite: the motions' memory may be reused for the work (their contents are
+            lost): one C-ordered float64 motion is then not copied (a 100k-vertex clip's
+            copy took 0.56 s).
     """
     if encoding not in GLTF_ENCODINGS:
         raise UsageError(f"unknown encoding {encoding!r}; choose one of "
@@ -133,7 +137,7 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
         raise UsageError(f"fps must be positive, not {fps}")
     motions = [np.asarray(m, np.float64) for m in motions]
     riders = find_riders(asset)  # parts the file's own animation moves: gltf_parts.py
-    frames = _frames(asset, motions, riders)
+    frames = _frames(asset, motions, riders, overwrite)
     doc, placements = _open_document(asset, riders)
     if encoding == "bones":
         report, doc = _write_bones(asset, doc, placements, frames, motions, riders, fps=fps,
@@ -273,15 +277,19 @@ def _welded_rows(index: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.n
     return inverse, number[inside]
 
 
-def _frames(asset: Asset, motions: list[np.ndarray], riders: Sequence[Rider]) -> np.ndarray:
+def _frames(asset: Asset, motions: list[np.ndarray], riders: Sequence[Rider],
+            overwrite: bool = False) -> np.ndarray:
     """All motions' frames (T, N, 3), checked, in one new C-ordered array (the motions may
-    come as strided views: every later pass over them would pay for it), riders at rest."""
+    come as strided views: every later pass over them would pay for it), riders at rest;
+    with ``overwrite``, one motion already so and no riders is that array itself."""
     n = len(asset.vertices)
     for m in motions:
         if m.ndim != 3 or m.shape[1:] != (n, 3) or len(m) == 0:
             raise UsageError(f"motion of shape {m.shape} does not match the asset's {n} vertices")
         if not np.isfinite(m).all():
             raise UsageError("motion contains NaN or infinite positions")
+    if overwrite and len(motions) == 1 and not riders and motions[0].flags.c_contiguous:
+        return motions[0]  # (float64 already: write_animated's np.asarray)
     frames = np.empty((sum(len(m) for m in motions), n, 3))
     np.concatenate(motions, out=frames)
     for rider in riders:  # they ride on the body as nodes; no morph targets of theirs
