@@ -135,6 +135,18 @@ def test_normals_follow_the_deformation(tmp_path):
     assert np.median(cos) > 0.999
 
 
+def test_overwriting_the_motion_writes_the_same_file(tmp_path):
+    """overwrite=True reuses a C-ordered motion's memory (its contents are lost) and writes
+    what a copy would."""
+    asset = load_mesh(asset_path("penguin"))
+    motion = np.ascontiguousarray(wobble(asset.vertices, 9))
+    kept = motion.copy()
+    write_animated(asset, [motion], tmp_path / "copy.glb", fps=30)
+    assert np.array_equal(motion, kept)  # not asked: left as it was
+    write_animated(asset, [motion], tmp_path / "reused.glb", fps=30, overwrite=True)
+    assert (tmp_path / "reused.glb").read_bytes() == (tmp_path / "copy.glb").read_bytes()
+
+
 def test_several_motions_become_several_animations(tmp_path):
     asset = load_mesh(asset_path("penguin"))
     a, b = wobble(asset.vertices, 10), wobble(asset.vertices, 7, amplitude=-0.1)
