@@ -1,8 +1,10 @@
 """Inverse kinematics in the object's own shape space (docs/design.md, "The object's own
 shape space"): the handle coordinates whose motion of the mesh's vertices is an observed
-one. Every vertex moves linearly in the coordinates, so the fit is one weighted
-least-squares solve, factored once per object and reused for every shape of a sequence;
-a little of the rest elastic energy holds the handles that few observed points see.
+one. Every vertex moves linearly in the coordinates, so with correspondences the fit is one
+weighted least-squares solve, factored once per object and reused for every shape of a
+sequence; a little of the rest elastic energy holds the handles that few observed points
+see. A point cloud has no correspondences: its rigid start comes from nearest points both
+ways (``rigid_start``), then rounds of nearest points and solves (``cloud_fit``).
 ``neurok fit`` (deform/fit.py), ``neurok eval --space handles`` and a fitted start in
 ``animate`` use it.
 """
