@@ -225,8 +225,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     material = _material(cfg, base)
     run = _run_start(cfg, frame, surface, category)
     start = surface + np.array([0.0, run.lift, 0.0])
-    mcfg = _motion_config(cfg, bundle_cfg, category, material, run.cond, run.start_state)
-    mcfg.begin = run.begin
+    mcfg = _motion_config(cfg, bundle_cfg, category, material, run)
     t_load = time.perf_counter()
     say("moving" if compiled else
         "moving (compiling the integrator, once: about half a minute)")
@@ -425,15 +424,17 @@ def space_of(cfg: AnimateConfig) -> str:
 
 
 def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
-                   material: SimMaterial, cond: Conditions, start) -> MotionConfig:
-    """The latent motion's settings: the options, with the bundle's calibration of the
-    category (stiffness and damping scales, prior spread, strain limit)."""
+                   material: SimMaterial, run: _RunStart) -> MotionConfig:
+    """The motion's settings: the options and where the run starts; in the learned space
+    with the bundle's calibration of the category (stiffness and damping scales, prior
+    spread, strain limit)."""
     from .spec import MotionConfig
 
+    cond, start = run.cond, run.start_state
     if space_of(cfg) == "handles":  # the material as given: no bundle, no calibration
         return MotionConfig(category=category, material=material, conditions=cond,
                             seconds=cfg.seconds, fps=cfg.fps, samples=cfg.samples,
-                            seed=cfg.seed, stiffness=cfg.stiffness, start=start)
+                            seed=cfg.seed, stiffness=cfg.stiffness, begin=run.begin)
     from ..model.bundle import prior_spread, strain_limit
 
     calib = (bundle_cfg.get("calibration") or {}).get(category, {})

@@ -42,19 +42,18 @@ class Elements:
     near: np.ndarray | None = None  # (E, k) ... and the basis points its fit reads
 
     def __post_init__(self):
-        self.D = self.D.tocsr()
-        self._Dt = self.D.T.tocsr()  # the integrator applies both several times a step
-        # (sparse, even where a smooth basis fills a quarter of D: a dense product on one
-        # BLAS thread took 1.2-2x as long, beams' 8 % full 3x)
+        self.D = self.D.tocsr()  # (CSR: the compiled pass reads an element's rows in turn)
 
     def gradients(self, Z: np.ndarray) -> np.ndarray:
-        """(E, 3, d) deformation gradients at ``Z`` (4H, 3)."""
+        """(E, 3, d) deformation gradients at ``Z`` (4H, 3): with ``pull`` and a law's
+        ``energy_stress``, the NumPy definition the compiled pass (``energy_grad``,
+        deform/kernels.py) is held to (tests/deform/test_step_terms.py)."""
         e, _, d = self.F0.shape
         return self.F0 + (self.D @ Z).reshape(e, d, 3).transpose(0, 2, 1)
 
     def pull(self, P: np.ndarray) -> np.ndarray:
         """(4H, 3) gradient in Z of sum_e measure_e Psi(F_e) from the stresses P (E, 3, d)."""
-        return self._Dt @ (self.measure[:, None, None] * P).transpose(0, 2, 1).reshape(-1, 3)
+        return self.D.T @ (self.measure[:, None, None] * P).transpose(0, 2, 1).reshape(-1, 3)
 
     def stiffness(self, tangent) -> np.ndarray:
         """(12H, 12H) Hessian at rest, in ``Z.reshape(-1)``'s order, from ``tangent(F0)``
@@ -295,7 +294,8 @@ class Bending:
 
     def turned(self, R: np.ndarray) -> tuple[np.ndarray, float]:
         """With the vertices' rotations R (N, 3, 3) held (lagged a step), the energy is
-        quadratic in Z: 1/2 Z.Q Z + Z.b + c -> (b (4H, 3), c)."""
+        quadratic in Z: 1/2 Z.Q Z + Z.b + c -> (b (4H, 3), c). The definition: a step reads
+        the same from the handles' rotations (``by_handles``), held to it by a test."""
         d = self.rest - np.einsum("vij,vj->vi", R, self.rest)
         wd = d * self.inv_area[:, None]
         return self.rigidity * (self.Lr.T @ wd), 0.5 * self.rigidity * float(np.sum(d * wd))

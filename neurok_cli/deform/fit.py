@@ -249,10 +249,11 @@ class _Fitter:
 
 class _HandleFitter:
     """One rest shape's own handle space (built as ``animate`` builds it for the category
-    its geometry reads as), fitting observed shapes in the rest's frame once a rigid
-    motion has carried them there (deform/handle_fit.py): a shape of the rest's topology
-    by least squares over all its vertices, each weighed by its area; a point cloud by
-    rounds of nearest points both ways, from its best rigid pose."""
+    ``--material`` gives, by default the one its geometry reads as), fitting observed
+    shapes in the rest's frame once a rigid motion has carried them there
+    (deform/handle_fit.py): a shape of the rest's topology by least squares over all its
+    vertices, each weighed by its area; a point cloud by rounds of nearest points both
+    ways, from its best rigid pose."""
 
     def __init__(self, vc: np.ndarray, faces: np.ndarray, cfg: FitConfig):
         from ..scenario.category import auto_category
@@ -449,7 +450,7 @@ def result_json(result: FitResult) -> dict:
               for i, f in enumerate(result.fits)]
     own = result.space == "handles"
     if own:  # the own space's coordinates, Z (4H, 3) row by row, in the rest's canonical
-        # frame; the fitted shape is rest + Phi Z, and no shape arrays are written
+        # frame; the fitted shape is R (rest + Phi Z) + t, and no shape arrays are written
         for shape in shapes:
             shape["coordinates"] = shape.pop("z")
     ch = [f.chamfer for f in result.fits]

@@ -404,13 +404,13 @@ def rollout_errors(model: NeurokModel | None, folder, split: str, cfg: EvalConfi
         seq = load_sequence(ds.files[idx])
         # no further than the engine went: a shorter sequence has nothing to compare beyond
         seconds = min(cfg.seconds, (len(seq.frames) - 1) / float(seq.fps))
-        mcfg = sequence_motion_config(seq.meta, seconds, float(seq.fps))
-        cal = (calibration or {}).get(mcfg.category, {})
-        mcfg = replace(mcfg, stiffness=float(cal.get("stiffness", 1.0)),
+        base = sequence_motion_config(seq.meta, seconds, float(seq.fps))  # (the own space's)
+        cal = (calibration or {}).get(base.category, {})
+        mcfg = replace(base, stiffness=float(cal.get("stiffness", 1.0)),
                        damping_scale=float(cal.get("damping", 1.0)), seed=cfg.seed,
                        basis=cfg.basis,
                        strain_limit=strain_limit({"strain_limit": strain_limits},
-                                                 mcfg.category))
+                                                 base.category))
         free = not mcfg.conditions.pins
         truth = np.asarray(seq.frames, np.float64)
         n = min(len(truth), int(round(cfg.seconds * seq.fps)) + 1)
@@ -419,8 +419,7 @@ def rollout_errors(model: NeurokModel | None, folder, split: str, cfg: EvalConfi
         edges = mesh_edges(np.asarray(seq.faces))
         try:
             if cfg.space == "handles":
-                motion = handle_motion(truth[0], np.asarray(seq.faces),
-                                       sequence_motion_config(seq.meta, seconds, float(seq.fps)))
+                motion = handle_motion(truth[0], np.asarray(seq.faces), base)
             else:
                 motion = latent_motion(model, truth[0], np.asarray(seq.faces), mcfg)
             pred = motion.frames[0][:n]
