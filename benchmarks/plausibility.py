@@ -86,7 +86,9 @@ def run_pair(name: str, preset: str, seconds: float, size: float | None, weights
     t1 = time.perf_counter()
     s_out = tmp / f"{name}-{preset}-simulate.glb"
     if engine:
-        cond, height = preset_conditions(preset, rep.category, rep.size_m, Overrides())
+        rest = _frames(a_out)[0][0]  # as animate: a beam's row turned onto its length
+        cond, height = preset_conditions(preset, rep.category, rep.size_m, Overrides(),
+                                         extent=np.ptp(rest, axis=0))
         sim = SimulateConfig(input=src, output=s_out, seconds=seconds,
                              material=rep.category if material == "auto" else material,
                              size=rep.size_m if size is None else size, drop=height,

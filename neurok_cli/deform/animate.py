@@ -302,7 +302,8 @@ def _run_start(cfg: AnimateConfig, frame: CanonicalFrame, surface: np.ndarray, c
     conditions under the user's settings, the ground, and where the (N, 3) surface starts."""
     cont = cfg.continuation
     preset = cfg.preset or ("free" if cont else DEFAULT_PRESET[category])
-    cond, height = preset_conditions(preset, category, frame.size_m, cfg.overrides)
+    cond, height = preset_conditions(preset, category, frame.size_m, cfg.overrides,
+                                     extent=np.ptp(surface, axis=0))
     ground = place_ground(frame, surface, cfg.ground_at)
     lift, back = physics_offsets(surface, ground, height * frame.size_m, cond.ground)
     start_state = begin = None

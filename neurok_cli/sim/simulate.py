@@ -29,10 +29,10 @@ from ..scenario.placement import (
     place_ground,
 )
 from ..scenario.presets import (
-    DEFAULT_BEAM_PIN,
     DEFAULT_PRESET,
     JOINT_PRESETS,
     Overrides,
+    beam_clamp,
     check_preset,
     preset_conditions,
 )
@@ -217,13 +217,14 @@ def _simulate_body(cfg: SimulateConfig, asset, frame, progress) -> SimulateRepor
     cfg = replace(cfg, material=_category(cfg, surface))
     mat = _material(cfg, asked)
     cells = _cells(cfg)
-    preset, cond, height_m = _run_conditions(cfg, frame.size_m)
+    extent = np.ptp(surface, axis=0)
+    preset, cond, height_m = _run_conditions(cfg, frame.size_m, extent)
     warnings = list(asset.warnings)
     if cfg.material == "beam" and not cond.pins:  # the engine has no free beams (sim/setup.py)
-        cond.pins = [DEFAULT_BEAM_PIN]
-        warnings.append("the engine holds a beam by its -x end "
-                        f"(«pin region» '{DEFAULT_BEAM_PIN}'); animate lets an unpinned beam "
-                        "fall free")
+        clamp = beam_clamp(extent)
+        cond.pins = [clamp]
+        warnings.append(f"the engine holds a beam by its -{clamp[0]} end "
+                        f"(«pin region» '{clamp}'); animate lets an unpinned beam fall free")
     ground = place_ground(frame, whole, cfg.ground_at)
     sim_v, sim_f, proxy, closed = _engine_mesh(cfg, surface, faces)
     spec = prepare(sim_v, sim_f, cfg.material, mat, cond, dof=cfg.dof, cells=cells)
@@ -259,7 +260,7 @@ def _simulate_body(cfg: SimulateConfig, asset, frame, progress) -> SimulateRepor
         preset=preset, start_height_m=height_m, conditions=cond.json())
 
 
-def _run_conditions(cfg: SimulateConfig, size_m: float
+def _run_conditions(cfg: SimulateConfig, size_m: float, extent=None
                     ) -> tuple[str | None, Conditions, float]:
     """The run's preset, conditions (their ``height`` set) and start height in metres, as
     ``animate`` has them: the preset (by the category unless given) with the user's settings
@@ -268,7 +269,7 @@ def _run_conditions(cfg: SimulateConfig, size_m: float
     one given, or None."""
     preset = cfg.preset or DEFAULT_PRESET[cfg.material]
     over = cfg.overrides if cfg.drop is None else replace(cfg.overrides, drop=cfg.drop)
-    cond, height = preset_conditions(preset, cfg.material, size_m, over)
+    cond, height = preset_conditions(preset, cfg.material, size_m, over, extent)
     if cfg.conditions is not None:
         cond, preset = cfg.conditions, cfg.preset
     return preset, replace(cond, height=height * size_m), height * size_m

@@ -427,6 +427,27 @@ def test_a_clamped_beam_kicked_at_its_tip_sways():
     assert np.abs(m.frames[0][:, root] - v[root]).max() < 1e-9
 
 
+def test_a_standing_pole_sways_from_its_foot():
+    """The beam's sway on a pole standing up: held at its foot (it was held by a line down
+    its side, and did not move), its top swung sideways."""
+    rod = trimesh.creation.cylinder(radius=0.02, height=0.5, sections=8)
+    rod.apply_transform(trimesh.transformations.rotation_matrix(-np.pi / 2, [1, 0, 0]))
+    v, f = trimesh.remesh.subdivide_to_size(rod.vertices, rod.faces, max_edge=0.05)
+    v = np.asarray(v) + np.array([0.0, 0.25, 0.0])
+    f = np.asarray(f)
+    cond, _ = preset_conditions("sway", "beam", 0.5, Overrides(), extent=np.ptp(v, axis=0))
+    cfg = MotionConfig(category="beam", material=PRESET_MATERIALS["beam"], conditions=cond,
+                       seconds=0.3, fps=30)
+    m = handle_motion(v, f, cfg)
+    top = v[:, 1] > v[:, 1].max() - 1e-9
+    sway = m.frames[0][:, top, 0].mean(axis=1) - v[top, 0].mean()
+    assert np.isfinite(m.frames).all()
+    assert sway.max() > 0.01  # the kick (+x) swung the top
+    foot = pinned_by(cond.pins, v)
+    assert foot.any() and (v[foot, 1] < 0.05).all()
+    assert np.abs(m.frames[0][:, foot] - v[foot]).max() < 1e-9
+
+
 def test_the_summary_names_the_handle_space_not_the_learned_ones_figures(tmp_path):
     from pathlib import Path
 

@@ -19,6 +19,7 @@ from neurok_cli.scenario.presets import (
     PRESETS,
     TABLE,
     Overrides,
+    beam_clamp,
     preset_conditions,
 )
 from tests.conftest import assert_one_error_line
@@ -105,6 +106,34 @@ def test_no_preset_holds_all_of_a_flat_sheet(preset):
         assert held.any() and not cond.ground
 
 
+@pytest.mark.parametrize("extent, pins, region, kick", [
+    (None, ["x<0.05"], "x>0.9", (0.0, 0.0, 0.75)),  # as written: a beam along x
+    ((1.0, 0.1, 0.1), ["x<0.05"], "x>0.9", (0.0, 0.0, 0.75)),
+    ((0.1, 1.0, 0.1), ["y<0.05"], "y>0.9", (0.75, 0.0, 0.0)),  # standing: held at its foot
+    ((0.1, 0.1, 1.0), ["z<0.05"], "z>0.9", (0.75, 0.0, 0.0)),
+])
+def test_a_beams_sway_is_turned_onto_its_length(extent, pins, region, kick):
+    """Clamped along x, a standing pole was held by a line down its side, and nothing
+    moved; the row is now turned onto the beam's longest side."""
+    cond, _ = preset_conditions("sway", "beam", 0.25, Overrides(), extent=extent)
+    assert cond.pins == pins
+    (push,) = cond.impulses
+    assert push.region == region and push.velocity == pytest.approx(kick)
+    assert beam_clamp(extent) == pins[0].replace("0.05", "0.02")
+
+
+def test_only_a_beams_rows_turn():
+    """Cloth hangs by its -x edge and soft bodies sway from the bottom, whatever their
+    longest side."""
+    tall = (0.2, 1.0, 0.3)
+    assert preset_conditions("sway", "cloth", 1.0, Overrides(), extent=tall)[0].pins == \
+        ["x<0.02"]
+    assert preset_conditions("sway", "soft", 1.0, Overrides(), extent=tall)[0].pins == \
+        ["bottom"]
+    assert preset_conditions("sway", "beam", 1.0, Overrides(pins=["x<0.1"]),
+                             extent=tall)[0].pins == ["x<0.1"]  # the user's pins stand
+
+
 # --- the same run in both commands --------------------------------------------------------
 
 
@@ -122,6 +151,13 @@ def _sheet(path, n=8):
     return path
 
 
+def _standing_rod(path):
+    rod = trimesh.creation.cylinder(radius=0.03, height=1.0, sections=8)
+    rod.apply_transform(trimesh.transformations.rotation_matrix(-np.pi / 2, [1, 0, 0]))
+    rod.export(path)
+    return path
+
+
 def _report(command: str, src, out, *extra: str) -> dict:
     result = runner.invoke(app, [command, str(src), "-o", str(out), "--seconds", "0.1",
                                  "--json", *extra])
@@ -134,7 +170,8 @@ def _report(command: str, src, out, *extra: str) -> dict:
     (_sheet, [], "flutter", 0.25),
     (_ball, ["--preset", "poke", "--drop", "0.2", "--wind", "1,0,0", "--friction", "0.3"],
      "poke", 0.1),
-], ids=["soft", "cloth", "options"])
+    (_standing_rod, ["--material", "beam"], "sway", 0.25),
+], ids=["soft", "cloth", "options", "standing beam"])
 def test_animate_and_simulate_run_the_same_job(tmp_path, make, extra, preset, height):
     """By default, and with the same options, both commands' reports carry the same preset,
     start height (m) and conditions."""
@@ -147,6 +184,8 @@ def test_animate_and_simulate_run_the_same_job(tmp_path, make, extra, preset, he
                                              "velocity", "spin", "wind", "gust", "pushes"}
     assert runs["animate"]["conditions"] == runs["simulate"]["conditions"]
     assert runs["animate"]["start_height_m"] == runs["simulate"]["start_height_m"]
+    if preset == "sway":  # clamped at its foot, kicked sideways at its top
+        assert runs["animate"]["conditions"]["pins"] == ["y<0.05"]
     if preset == "poke":
         (push,) = runs["simulate"]["conditions"]["pushes"]
         assert push["region"] == "front" and push["time"] == 0.3
