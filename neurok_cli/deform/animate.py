@@ -212,7 +212,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     rigged = _rigged(cfg, asset, frame)
     if rigged is not None:
         return _animate_rig(cfg, asset, frame, rigged, say, on_frame, t0)
-    from ..scenario.category import auto_category
+    from ..scenario.category import auto_category, too_coarse
 
     handles = space_of(cfg) == "handles"
     if handles:
@@ -270,7 +270,8 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         energy=energy_row(motion.energy), timings=timings,
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
         weights=str(bundle), device=str(device),
-        warnings=[*asset.warnings, *out.warnings],
+        warnings=[*asset.warnings, *filter(None, [too_coarse(surface, welded.faces, category)]),
+                  *out.warnings],
         material=material_row(cfg.material, category, material),
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),
         pins=st["pins"], strain_limit=st["strain_limit"], strain_sweeps=st["strain_sweeps"],

@@ -64,3 +64,31 @@ def auto_category(vertices: np.ndarray, faces: np.ndarray) -> str:
     if ext[0] >= 4.0 * ext[1]:
         return "beam"
     return "soft"
+
+
+FEWEST_VERTICES = 64  # a sheet or a body with fewer bends and squashes only at so few points
+FEWEST_STATIONS = 6  # a rod needs vertices at this many places along its length to bend
+
+
+def too_coarse(vertices: np.ndarray, faces: np.ndarray, category: str) -> str | None:
+    """Why the surface (N, 3), +Y up, cannot show its category's motion, in one line, or
+    None: a sheet or a body of fewer than FEWEST_VERTICES vertices (a modelling tool's plane
+    has 4, and swings as one flat quad: the motion moves vertices, and folds only at them),
+    or a rod with vertices at fewer than FEWEST_STATIONS places along its length (a
+    cylinder's two rims: it bends within, but its straight triangles show none of it)."""
+    n = len(vertices)
+    if category == "beam":
+        extent = np.ptp(vertices, axis=0)
+        axis = int(np.argmax(extent))
+        along = np.round((vertices[:, axis] - vertices[:, axis].min())
+                         / max(float(extent[axis]), 1e-300) * 100)
+        stations = len(np.unique(along))
+        if stations < FEWEST_STATIONS:
+            return (f"the rod has vertices at only {stations} places along its length, and "
+                    "its bending shows only there: subdivide it along its length")
+        return None
+    if n < FEWEST_VERTICES:
+        what = "folds" if category == "cloth" else "squashes"
+        return (f"the {'sheet' if category == 'cloth' else 'body'} has {n} vertices and "
+                f"{what} only at them: subdivide it for finer motion")
+    return None

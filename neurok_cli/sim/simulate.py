@@ -18,6 +18,7 @@ from ..io.mesh import size_source
 from ..limits import check_frames, require_material
 from ..render.export import ExportOptions, export_motion
 from ..rig.articulation import JointSpec
+from ..scenario.category import too_coarse
 from ..scenario.conditions import PRESET_MATERIALS, Conditions, SimMaterial
 from ..scenario.mass import closed_volume
 from ..scenario.materials import MATERIALS, material_names, resolve_material
@@ -219,7 +220,7 @@ def _simulate_body(cfg: SimulateConfig, asset, frame, progress) -> SimulateRepor
     cells = _cells(cfg)
     extent = np.ptp(surface, axis=0)
     preset, cond, height_m = _run_conditions(cfg, frame.size_m, extent)
-    warnings = list(asset.warnings)
+    warnings = [*asset.warnings, *filter(None, [too_coarse(surface, faces, cfg.material)])]
     if cfg.material == "beam" and not cond.pins:  # the engine has no free beams (sim/setup.py)
         clamp = beam_clamp(extent)
         cond.pins = [clamp]
