@@ -71,18 +71,21 @@ def write_sheet(path: Path, n: int = 24) -> Path:
 
 def run_pair(name: str, preset: str, seconds: float, size: float | None, weights: str,
              tmp: Path, engine: bool = True, material: str = "auto", space: str = "auto",
-             cells: int = 1, max_vertices: int | None = None) -> tuple[dict, dict]:
+             cells: int = 1, max_vertices: int | None = None, handles: int | None = None
+             ) -> tuple[dict, dict]:
     """One asset under one preset, through both commands: a row and the frames of each
     (``engine=False``: `neurok animate` alone). ``material``: as ``--material`` (auto: the
     engine simulates the category animate chose). ``cells`` > 1: the engine also runs with
     that many times its default interpolation cells along each axis (row key
     ``engine_cells``: its measures and cells), where a soft body's shape has converged.
-    ``max_vertices``: as simulate's ``--max-vertices`` (a denser sheet's proxy, or none)."""
+    ``max_vertices``: as simulate's ``--max-vertices`` (a denser sheet's proxy, or none).
+    ``handles``: as animate's ``--handles`` (the own space's count; None: the category's)."""
     src = SHARED / ASSETS[name] if ASSETS[name] else write_sheet(tmp / f"{name}.obj")
     t0 = time.perf_counter()
     a_out = tmp / f"{name}-{preset}-animate.glb"
     rep = animate(AnimateConfig(input=src, output=a_out, seconds=seconds, preset=preset,
-                                size=size, weights=weights, material=material, space=space))
+                                size=size, weights=weights, material=material, space=space,
+                                handles=handles))
     t1 = time.perf_counter()
     s_out = tmp / f"{name}-{preset}-simulate.glb"
     if engine:
@@ -98,7 +101,7 @@ def run_pair(name: str, preset: str, seconds: float, size: float | None, weights
     t2 = time.perf_counter()
     row = {"asset": name, "preset": preset, "category": rep.category, "size_m": rep.size_m,
            "mass_kg": rep.mass_kg, "animate_s": t1 - t0, "simulate_s": t2 - t1,
-           "steps": rep.steps, "material": material, "space": space}
+           "steps": rep.steps, "material": material, "space": space, "handles": handles}
     clips = {}
     for who, path in (("animate", a_out), ("engine", s_out))[:2 if engine else 1]:
         frames, faces = _frames(path)
@@ -159,6 +162,8 @@ def main() -> None:
     ap.add_argument("--weights", default="neurok-base")
     ap.add_argument("--space", default="auto", choices=("auto", "learned", "handles"),
                     help="animate's shape space (as its --space)")
+    ap.add_argument("--handles", type=int, default=None, metavar="N",
+                    help="as animate's --handles: the object's own space with N handles")
     ap.add_argument("--engine-cells", type=int, default=1, metavar="M",
                     help="also run the engine with M times its default cells along each axis "
                          "(soft bodies: where their shape has converged)")
@@ -178,7 +183,8 @@ def main() -> None:
                 row, clips = run_pair(name, preset, args.seconds, args.size, args.weights,
                                       Path(tmp), space=args.space,
                                       cells=args.engine_cells,
-                                      max_vertices=args.engine_max_vertices)
+                                      max_vertices=args.engine_max_vertices,
+                                      handles=args.handles)
                 rows.append(row)
                 sheet.append((f"{name} {preset}", clips))
                 if args.over_time:
