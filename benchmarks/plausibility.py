@@ -86,12 +86,14 @@ def run_pair(name: str, preset: str, seconds: float, size: float | None, weights
     rep = animate(AnimateConfig(input=src, output=a_out, seconds=seconds, preset=preset,
                                 size=size, weights=weights, material=material, space=space,
                                 handles=handles))
+    animate_s = time.perf_counter() - t0
+    clips = {"animate": _frames(a_out)}
     t1 = time.perf_counter()
     s_out = tmp / f"{name}-{preset}-simulate.glb"
-    if engine:
-        rest = _frames(a_out)[0][0]  # as animate: a beam's row turned onto its length
+    if engine:  # (as animate: a beam's row turned onto its length)
+        extent = np.ptp(clips["animate"][0][0], axis=0)
         cond, height = preset_conditions(preset, rep.category, rep.size_m, Overrides(),
-                                         extent=np.ptp(rest, axis=0))
+                                         extent=extent)
         sim = SimulateConfig(input=src, output=s_out, seconds=seconds,
                              material=rep.category if material == "auto" else material,
                              size=rep.size_m if size is None else size, drop=height,
@@ -100,13 +102,12 @@ def run_pair(name: str, preset: str, seconds: float, size: float | None, weights
         s_rep = simulate(sim)
     t2 = time.perf_counter()
     row = {"asset": name, "preset": preset, "category": rep.category, "size_m": rep.size_m,
-           "mass_kg": rep.mass_kg, "animate_s": t1 - t0, "simulate_s": t2 - t1,
+           "mass_kg": rep.mass_kg, "animate_s": animate_s, "simulate_s": t2 - t1,
            "steps": rep.steps, "material": material, "space": space, "handles": handles}
-    clips = {}
-    for who, path in (("animate", a_out), ("engine", s_out))[:2 if engine else 1]:
-        frames, faces = _frames(path)
+    if engine:
+        clips["engine"] = _frames(s_out)
+    for who, (frames, faces) in clips.items():
         row[who] = plausibility(frames, faces).as_dict()
-        clips[who] = (frames, faces)
     if engine and cells > 1 and s_rep.cells:
         finer = tuple(c * cells for c in s_rep.cells)
         f_out = tmp / f"{name}-{preset}-simulate-cells.glb"

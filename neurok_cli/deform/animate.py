@@ -270,7 +270,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         energy=energy_row(motion.energy), timings=timings,
         export={"format": out.fmt, "bytes": out.bytes, **out.details},
         weights=str(bundle), device=str(device),
-        warnings=[*asset.warnings, *filter(None, [too_coarse(surface, welded.faces, category)]),
+        warnings=[*asset.warnings, *filter(None, [too_coarse(surface, category)]),
                   *out.warnings],
         material=material_row(cfg.material, category, material),
         size_from=size_source(asset, cfg.size, cfg.units), input=str(cfg.input),

@@ -7,7 +7,7 @@ and the stress goes back through the same rows into the gradient: one pass where
 made two sparse products and a dozen (E, 3, 3) temporaries (the penguin: 0.3 against 0.9 ms
 an evaluation, ~1,300 evaluations a 4 s drop). The laws are ``elastic.NeoHookean`` and
 ``elastic.Membrane``, whose NumPy ``energy_stress`` stays the definition (the rest Hessian
-is taken from it) and which tests/deform/test_kernels.py holds these to.
+is taken from it) and which tests/deform/test_step_terms.py holds these to.
 
 Compiled at first use and cached on disk (``neurok_cli/jit.py``); the module is imported
 only when a body moves in its own space, so other commands do not start numba.

@@ -70,7 +70,13 @@ FEWEST_VERTICES = 64  # a sheet or a body with fewer bends and squashes only at 
 FEWEST_STATIONS = 6  # a rod needs vertices at this many places along its length to bend
 
 
-def too_coarse(vertices: np.ndarray, faces: np.ndarray, category: str) -> str | None:
+def long_axis(extent) -> int:
+    """The axis (0, 1, 2) along which a bounding box's ``extent`` (3,) is longest (the first
+    of equals); x where it is not given."""
+    return 0 if extent is None else int(np.argmax(extent))
+
+
+def too_coarse(vertices: np.ndarray, category: str) -> str | None:
     """Why the surface (N, 3), +Y up, cannot show its category's motion, in one line, or
     None: a sheet or a body of fewer than FEWEST_VERTICES vertices (a modelling tool's plane
     has 4, and swings as one flat quad: the motion moves vertices, and folds only at them),
@@ -79,7 +85,7 @@ def too_coarse(vertices: np.ndarray, faces: np.ndarray, category: str) -> str | 
     n = len(vertices)
     if category == "beam":
         extent = np.ptp(vertices, axis=0)
-        axis = int(np.argmax(extent))
+        axis = long_axis(extent)
         along = np.round((vertices[:, axis] - vertices[:, axis].min())
                          / max(float(extent[axis]), 1e-300) * 100)
         stations = len(np.unique(along))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from .category import long_axis
 from .conditions import Conditions, Impulse
 
 DEFAULT_BEAM_PIN = "x<0.02"  # a beam's clamp when no pin is given: the -x end of one along x
@@ -117,15 +118,6 @@ class Overrides:
 _TURNS = ("xyz", "yzx", "zyx")
 
 
-def long_axis(extent) -> int:
-    """The axis (0, 1, 2) along which a bounding box's ``extent`` (3,) is longest; x where
-    it is not given or ties."""
-    if extent is None:
-        return 0
-    e = [float(x) for x in extent]
-    return max(range(3), key=lambda i: (e[i], -i))
-
-
 def beam_clamp(extent=None) -> str:
     """A beam's clamp when no pin is given: the low end of its longest side (the foot of a
     standing one)."""
@@ -141,7 +133,7 @@ def _turned_direction(direction: tuple[float, float, float], axis: int
     out = [0.0, 0.0, 0.0]
     for value, name in zip(direction, _TURNS[axis]):
         out["xyz".index(name)] = value
-    return (out[0], out[1], out[2])
+    return tuple(out)
 
 
 def kick_speed(size: float) -> float:

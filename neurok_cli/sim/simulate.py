@@ -220,7 +220,7 @@ def _simulate_body(cfg: SimulateConfig, asset, frame, progress) -> SimulateRepor
     cells = _cells(cfg)
     extent = np.ptp(surface, axis=0)
     preset, cond, height_m = _run_conditions(cfg, frame.size_m, extent)
-    warnings = [*asset.warnings, *filter(None, [too_coarse(surface, faces, cfg.material)])]
+    warnings = [*asset.warnings, *filter(None, [too_coarse(surface, cfg.material)])]
     if cfg.material == "beam" and not cond.pins:  # the engine has no free beams (sim/setup.py)
         clamp = beam_clamp(extent)
         cond.pins = [clamp]
