@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.geometry import face_areas
+from .presets import long_axis
 
 SHEET_HOLES = 0.3  # an open surface is a sheet when closing its holes takes this x its area
 
@@ -68,12 +69,6 @@ def auto_category(vertices: np.ndarray, faces: np.ndarray) -> str:
 
 FEWEST_VERTICES = 64  # a sheet or a body with fewer bends and squashes only at so few points
 FEWEST_STATIONS = 6  # a rod needs vertices at this many places along its length to bend
-
-
-def long_axis(extent) -> int:
-    """The axis (0, 1, 2) along which a bounding box's ``extent`` (3,) is longest (the first
-    of equals); x where it is not given."""
-    return 0 if extent is None else int(np.argmax(extent))
 
 
 def too_coarse(vertices: np.ndarray, category: str) -> str | None:

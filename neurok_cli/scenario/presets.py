@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
-from .category import long_axis
 from .conditions import Conditions, Impulse
 
 DEFAULT_BEAM_PIN = "x<0.02"  # a beam's clamp when no pin is given: the -x end of one along x
@@ -116,6 +115,16 @@ class Overrides:
 # cyclic turn for y (the row's -x end becomes the foot, its sideways +z kick +x), x and z
 # swapped for z
 _TURNS = ("xyz", "yzx", "zyx")
+
+
+def long_axis(extent) -> int:
+    """The axis (0, 1, 2) along which a bounding box's ``extent`` (3,) is longest (the first
+    of equals); x where it is not given. (Plain Python: the command line reads this module
+    for its help, before any numerical library.)"""
+    if extent is None:
+        return 0
+    e = [float(x) for x in extent]
+    return e.index(max(e))
 
 
 def beam_clamp(extent=None) -> str:
