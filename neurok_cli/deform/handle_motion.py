@@ -83,7 +83,8 @@ COMPRESSION = 0.03  # cloth's membrane: a compression costs this x a stretch (se
 SAMPLE_MODES = 8  # --samples: each further sample starts over this many lowest modes ...
 SAMPLE_ENERGY = 0.02  # ... with this x its weight's work over its size (half deformation)
 SAMPLE_STREAM = 7  # (the random stream of the samples' draws, beside the seed)
-HANDLES = {"soft": 24, "cloth": 32, "beam": 16}  # beams add handles along their length
+HANDLES = {"soft": 24, "cloth": 32, "beam": 24}  # beams add handles along their length
+BEAM_HANDLES = 4, 128  # a beam's handles per unit of slenderness, and their most
 AIR = 0.5 * AIR_DENSITY * DRAG  # air's pressure over the square of the speed across, Pa s²/m²
 CONSTANTS = {"iterations": ITERATIONS, "history": HISTORY, "tolerance": TOLERANCE, "slip": SLIP,
              "turn": TURN, "penetration": PENETRATION, "reach": REACH, "gust_hz": GUST_HZ,
@@ -116,12 +117,14 @@ class Mechanics:
 
 
 def handle_count(category: str, vertices: np.ndarray) -> int:
-    """Handles by category; a beam adds three per unit of its slenderness (its first
-    bending modes need several along its length)."""
+    """Handles by category; a beam adds four per unit of its slenderness (its first
+    bending modes need several along its length; with three, and at most 96, a box of
+    aspect 5 sagged 0.82 of Euler-Bernoulli's and of aspect 40 0.86: docs/design.md)."""
     if category != "beam":
         return HANDLES.get(category, 24)
     ext = np.sort(np.ptp(vertices, axis=0))
-    return int(min(96, HANDLES["beam"] + 3 * math.ceil(ext[2] / max(ext[1], 1e-9))))
+    per, most = BEAM_HANDLES
+    return int(min(most, HANDLES["beam"] + per * math.ceil(ext[2] / max(ext[1], 1e-9))))
 
 
 def _winding(points, vertices, faces):
@@ -190,7 +193,7 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         tet_volume = np.abs(np.linalg.det(nodes[tets[:, 1:]] - nodes[tets[:, :1]])) / 6
         basis = _cached_basis(points, edges, count, candidates=np.arange(n, len(points)),
                               groups=groups, scale=_thickness(v, nodes, tet_volume.sum() / count),
-                              resolution=RESOLVED * _step(nodes))
+                              resolution=RESOLVED * _step(nodes), skin=f)
         node_rows = basis.rows(np.arange(n, len(points)))
         near = np.concatenate([n + np.arange(len(nodes)), _even(v, _step(nodes))])
         # the body's own volume, as its mass has, where the lattice covers 90-97 % of it

@@ -13,7 +13,10 @@ motion of the whole object is exact. Steps:
   material, so the two sides of a thin gap do not share a handle);
 - weights: Gaussians of the graph distance to each handle (each WIDTH x its distance to
   its nearest other handle wide), the ``TOP`` largest kept per point and normalized to
-  sum to one.
+  sum to one;
+- a solid's surface: its vertices' weights averaged over the surface's own edges, the
+  ``SKIN_TOP`` largest kept (``skin_weights``), so that the skin moves smoothly at the scale
+  of its triangles, which the lattice and the graph's distances do not resolve.
 
 Coordinates are stored as ``Z`` (4H, 3): rows ``4h..4h+2`` hold ``A_h`` transposed and row
 ``4h+3`` holds ``t_h``; displacements are ``Phi @ Z`` for the (P, 4H) sparse ``Phi`` of the
@@ -33,6 +36,8 @@ TOP = 4  # handles that move a point
 WIDTH = 0.6  # a handle's Gaussian width, x its distance to its nearest other handle
 SMOOTHING = 4  # rounds of averaging the handles' distances over the graph
 NEIGHBOURS = 8  # graph edges from each point to its nearest ones
+SKIN_SMOOTHING = 2  # rounds of averaging a solid's surface weights over its own edges ...
+SKIN_TOP = 4  # ... and the handles then kept per surface vertex
 
 
 @dataclass
@@ -41,6 +46,7 @@ class HandleBasis:
 
     points: np.ndarray  # (P, 3) rest points: the surface's vertices first, then inner nodes
     weights: sp.csr_matrix  # (P, H) non-negative, rows sum to one, at most TOP per row
+    # (a solid's surface vertices: SKIN_TOP)
     centres: np.ndarray  # (H, 3) handle rest centres
     spacing: float  # the median graph distance from a handle to its nearest other, m
 
@@ -200,7 +206,7 @@ def gaussian_weights(dist: np.ndarray, sigma: np.ndarray, top: int | None = None
 def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
                 candidates: np.ndarray | None = None,
                 groups: list[np.ndarray] = (), scale: np.ndarray | None = None,
-                resolution: float = 0.0) -> HandleBasis:
+                resolution: float = 0.0, skin: np.ndarray | None = None) -> HandleBasis:
     """The handle basis over ``points`` (P, 3), joined by ``edges`` (E, 2) (mesh and lattice
     edges; nearest neighbours are added), with ``handles`` handles placed on ``candidates``
     (default: any point; a solid's: its inner nodes, which carry its mass), spaced in
@@ -208,7 +214,9 @@ def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
     points) is one handle that alone moves its points, so holding it holds them and no
     other handle: a clamp without a clamped neighbourhood. Each handle's weight is a
     Gaussian WIDTH x its spacing wide, and at least ``resolution`` (the spacing of the
-    points its energy is measured at: a weight that changes faster is not seen there)."""
+    points its energy is measured at: a weight that changes faster is not seen there).
+    ``skin``: a solid's surface triangles over the first points, whose weights are then
+    smoothed over them (``skin_weights``)."""
     pts = np.asarray(points, np.float64)
     graph = material_graph(pts, np.asarray(edges, np.int64))
     held, dist, at = farthest_handles(graph, pts, handles, candidates, groups, scale)
@@ -217,7 +225,10 @@ def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
         spacing = np.full(len(dist), float(np.ptp(pts, axis=0).max()))
     spacing = np.where(np.isfinite(spacing), spacing, np.nanmax(spacing[np.isfinite(spacing)]))
     dist = smoothed(dist, graph, SMOOTHING)
-    weights = gaussian_weights(dist, np.maximum(WIDTH * spacing, resolution)).tolil()
+    weights = gaussian_weights(dist, np.maximum(WIDTH * spacing, resolution))
+    if skin is not None and len(skin):
+        weights = skin_weights(weights, skin, SKIN_SMOOTHING, SKIN_TOP)
+    weights = weights.tolil()
     for h, g in enumerate(groups[:held]):
         weights[g] = 0.0
         weights[g, h] = 1.0
@@ -226,6 +237,37 @@ def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
     centres = np.asarray(weights.T @ pts / np.maximum(weights.sum(axis=0).A1, 1e-30)[:, None])
     return HandleBasis(points=pts, weights=weights, centres=centres,
                        spacing=float(np.median(spacing)))
+
+
+def skin_weights(weights: sp.csr_matrix, faces: np.ndarray, rounds: int, top: int
+                 ) -> sp.csr_matrix:
+    """Weights (P, H) with those of the surface's vertices (the first, indexed by ``faces``)
+    averaged ``rounds`` times with their neighbours' along its edges (half each), then the
+    ``top`` largest kept, each less the next one's (so a handle fades out as it leaves them),
+    and normalized. A surface vertex's own weights come from its graph distances, which jump
+    at the scale of its triangles with where the lattice's nodes fall; the penguin's resting
+    crumple was twice a smooth fit's (0.030 against 0.016, docs/design.md)."""
+    n = int(np.max(faces)) + 1
+    e = mesh_edges(faces)
+    adj = sp.coo_matrix((np.ones(2 * len(e)), (np.r_[e[:, 0], e[:, 1]], np.r_[e[:, 1], e[:, 0]])),
+                        shape=(n, n)).tocsr()
+    adj.data[:] = 1.0
+    step = sp.diags(1.0 / np.maximum(adj.sum(axis=1).A1, 1.0)) @ adj
+    w = weights[:n].toarray()
+    for _ in range(rounds):
+        w = 0.5 * w + 0.5 * (step @ w)
+    k = min(top, w.shape[1])
+    order = np.argsort(-w, axis=1)[:, :k + 1]
+    kept = np.take_along_axis(w, order, axis=1)
+    if k < w.shape[1]:
+        kept = np.maximum(kept[:, :k] - kept[:, k:], 0.0)
+        order = order[:, :k]
+    kept /= np.maximum(kept.sum(axis=1, keepdims=True), 1e-30)
+    rows = np.repeat(np.arange(n), k)
+    surface = sp.csr_matrix((kept.reshape(-1), (rows, order.reshape(-1))), shape=(n, w.shape[1]))
+    out = sp.vstack([surface, weights[n:]]).tocsr()
+    out.eliminate_zeros()
+    return out
 
 
 def smoothed(dist: np.ndarray, graph: sp.csr_matrix, rounds: int) -> np.ndarray:

@@ -52,6 +52,43 @@ def test_weights_are_a_sparse_partition_of_unity():
     assert np.diff(w.indptr).max() <= TOP
 
 
+def test_a_solid_s_skin_moves_smoothly_at_the_scale_of_its_triangles():
+    """A solid's surface weights are averaged over its own edges: a smooth bend of the
+    lattice carried to the surface changes its dihedral angles beyond the bend's own less
+    than with the graph's own weights (measured: 0.0059 against 0.0093), and they stay a
+    sparse partition of unity."""
+    from neurok_cli.deform.handle_motion import _solid
+    from neurok_cli.evaluate.plausibility import crumple
+
+    sphere = trimesh.creation.icosphere(subdivisions=4, radius=0.5)
+    v, f = np.asarray(sphere.vertices), np.asarray(sphere.faces)
+    nodes, tets = _solid(v, f)
+    n = len(v)
+    points = np.concatenate([v, nodes])
+    edges = np.concatenate([mesh_edges(f), n + mesh_edges(tets)])
+    inner = np.arange(n, len(points))
+
+    def bend(x):
+        return 0.3 * np.stack([0.3 * x[:, 1] ** 2, -0.4 * x[:, 0] ** 2 + 0.2 * x[:, 2] * x[:, 0],
+                               0.3 * x[:, 1] * x[:, 0]], axis=1)
+
+    def bent(skin):
+        basis = build_basis(points, edges, 24, candidates=inner, skin=skin)
+        Z = np.linalg.lstsq(basis.rows(inner).toarray(), bend(nodes), rcond=None)[0]
+        return basis, v + basis.rows(np.arange(n)) @ Z
+
+    own, rough = bent(None)
+    skinned, smooth = bent(f)
+    w = skinned.weights
+    assert w.min() >= 0 and np.diff(w.indptr).max() <= TOP
+    assert np.allclose(np.asarray(w.sum(axis=1)).ravel(), 1.0)
+    assert (w[n:] != own.weights[n:]).nnz == 0  # the lattice keeps its own
+    assert np.abs(smooth - rough).max() < 0.003  # the same bend ...
+    exact = crumple(v, (v + bend(v))[None], f)[0]
+    excess = [crumple(v, x[None], f)[0] - exact for x in (smooth, rough)]
+    assert excess[0] < 0.8 * excess[1]  # ... smoother
+
+
 def test_affine_motion_is_reproduced_exactly():
     v, f = _box()
     basis = build_basis(v, mesh_edges(f), 10)
@@ -281,10 +318,12 @@ def test_surface_grid_covers_long_triangles_and_keeps_the_area():
     assert fine.shape == (len(v), len(v)) and len(fine_area) == len(v)
 
 
-def test_a_cantilever_bends_as_beam_theory_says():
-    """A clamped box of aspect 5 under its own weight: the static tip deflection from the
-    reduced stiffness is within 15 % of Euler-Bernoulli's."""
-    L, a = 1.0, 0.2
+@pytest.mark.parametrize("aspect", [5, 10])
+def test_a_cantilever_bends_as_beam_theory_says(aspect):
+    """A clamped box under its own weight: the static tip deflection from the reduced
+    stiffness is within 10 % of Euler-Bernoulli's (with 3 handles a unit of slenderness,
+    as it was, aspect 5 sagged 0.87 of it)."""
+    L, a = 1.0, 1.0 / aspect
     box = trimesh.creation.box(extents=(L, a, a))
     v, f = trimesh.remesh.subdivide_to_size(box.vertices, box.faces, max_edge=a / 4)
     mesh = trimesh.Trimesh(v, f)
@@ -302,7 +341,7 @@ def test_a_cantilever_bends_as_beam_theory_says():
     deflection = -(mech.vertex_rows[tip] @ Z)[:, 1].mean()
     inertia = a ** 4 / 12
     theory = mat.density * g * a * a * L ** 4 / (8 * mat.young * inertia)
-    assert deflection == pytest.approx(theory, rel=0.15)
+    assert deflection == pytest.approx(theory, rel=0.10)
     assert math.isfinite(deflection)
 
 
