@@ -530,6 +530,7 @@ class _Step:
         self.friction = float(cond.friction)
         self.beta = cfg.material.damping * cfg.damping_scale
         self.N = free_directions(mech)
+        self.N_rows = sp.csr_matrix(self.N.T)  # (r, 4H): sparse, most columns within a handle
         self.mass_factor = sla.cho_factor(self.N.T @ mech.M @ self.N, check_finite=False)
         self.wind = np.asarray(cond.wind, np.float64)
         self.gust = float(cond.gust)
@@ -693,8 +694,11 @@ class _Step:
                 A[2::3, 2::3] += Kf
         r = self.N.shape[1]
         if r < H4:  # (else N is the identity: nothing pinned, every direction spanned)
-            A = np.tensordot(self.N.T, A.reshape(H4, 3, H4, 3), axes=(1, 0))  # (r, 3, H4, 3)
-            A = np.tensordot(A, self.N, axes=(2, 0)).transpose(0, 1, 3, 2)  # (r, 3, r, 3)
+            # N^T A N over the handles' index with N sparse (a pinned handle's columns lie
+            # within it): a clamped rod of 104 handles spent a fifth of its run here dense
+            A = (self.N_rows @ A.reshape(H4, -1)).reshape(r, 3, H4, 3)
+            A = (self.N_rows @ A.transpose(2, 0, 1, 3).reshape(H4, -1)).reshape(r, r, 3, 3)
+            A = A.transpose(1, 2, 0, 3)  # (r, 3, r, 3)
         self.factor = sla.cho_factor(A.reshape(3 * r, 3 * r), lower=False, check_finite=False)
         self.factor_R = self.R_handles.copy()
 
