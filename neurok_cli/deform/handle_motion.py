@@ -178,22 +178,14 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
     v = np.asarray(vertices, np.float64)
     f = np.asarray(faces, np.int64)
     n = len(v)
-    groups = pin_groups(pinned, f) if pinned is not None else []
     law_material = SimMaterial(**{**material.__dict__, "young": material.young * stiffness})
-    count = handles or handle_count(category, v)
     areas = vertex_areas(v, f)
     mass_total = total_mass(v, f, category, material)
-    inner = None if category == "cloth" else _cached_solid(v, f)
+    basis, inner, groups = own_basis(v, f, category, handles, pinned)
     if inner is not None:
         nodes, tets = inner
-        points = np.concatenate([v, nodes])
-        edges = np.concatenate([mesh_edges(f), n + mesh_edges(tets)])
-        groups = _with_nodes(groups, v, nodes)
-        count = min(count, _most_handles(len(nodes)))
+        points = basis.points
         tet_volume = np.abs(np.linalg.det(nodes[tets[:, 1:]] - nodes[tets[:, :1]])) / 6
-        basis = _cached_basis(points, edges, count, candidates=np.arange(n, len(points)),
-                              groups=groups, scale=_thickness(v, nodes, tet_volume.sum() / count),
-                              resolution=RESOLVED * _step(nodes), skin=f)
         node_rows = basis.rows(np.arange(n, len(points)))
         near = np.concatenate([n + np.arange(len(nodes)), _even(v, _step(nodes))])
         # the body's own volume, as its mass has, where the lattice covers 90-97 % of it
@@ -208,7 +200,6 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         mass_rows, law, bending = node_rows, NeoHookean(law_material), None
     else:
         thick = material.thickness if category == "cloth" else SHELL * float(np.ptp(v, 0).max())
-        basis = _cached_basis(v, mesh_edges(f), min(count, _most_handles(n)), groups=groups)
         mass_rows = basis.rows()
         tri = v[f]
         area = 0.5 * np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]),
@@ -226,6 +217,34 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
                      K0=elements.stiffness(law.tangent), areas=areas, mass_total=mass_total,
                      solid=inner is not None,
                      held=groups)
+
+
+def own_basis(vertices: np.ndarray, faces: np.ndarray, category: str,
+              handles: int | None = None, pinned: np.ndarray | None = None
+              ) -> tuple[HandleBasis, tuple[np.ndarray, np.ndarray] | None, list[np.ndarray]]:
+    """The handle basis ``build_mechanics`` moves a surface (N, 3) with: over its vertices
+    and, inside a closed solid (not cloth), a tetrahedral lattice's nodes -> (the basis,
+    the lattice's nodes and tetrahedra or None, the pinned regions among the basis's
+    points, each one handle's)."""
+    v = np.asarray(vertices, np.float64)
+    f = np.asarray(faces, np.int64)
+    n = len(v)
+    groups = pin_groups(pinned, f) if pinned is not None else []
+    count = handles or handle_count(category, v)
+    inner = None if category == "cloth" else _cached_solid(v, f)
+    if inner is None:
+        return _cached_basis(v, mesh_edges(f), min(count, _most_handles(n)), groups=groups), \
+            None, groups
+    nodes, tets = inner
+    points = np.concatenate([v, nodes])
+    edges = np.concatenate([mesh_edges(f), n + mesh_edges(tets)])
+    groups = _with_nodes(groups, v, nodes)
+    count = min(count, _most_handles(len(nodes)))
+    tet_volume = np.abs(np.linalg.det(nodes[tets[:, 1:]] - nodes[tets[:, :1]])) / 6
+    basis = _cached_basis(points, edges, count, candidates=np.arange(n, len(points)),
+                          groups=groups, scale=_thickness(v, nodes, tet_volume.sum() / count),
+                          resolution=RESOLVED * _step(nodes), skin=f)
+    return basis, inner, groups
 
 
 def _cached_solid(v: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
