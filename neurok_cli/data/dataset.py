@@ -14,7 +14,12 @@ One item is one object and two frames of one of its sequences (DESIGN §2):
    +Y up), then augmented by one random rotation about +Y and one scale factor;
 5. ``n_points`` area-uniform surface samples of frame a (points, face normals) and the same
    barycentric points on frame b give ``delta_points``; ``n_query`` vertices of frame a and
-   their displacements give ``query`` / ``delta_query``.
+   their displacements give ``query`` / ``delta_query``;
+6. with ``basis`` (a decoder trained into each object's own shape space, docs/design.md):
+   the query vertices' rows of that space's basis, ``kron(w, [x, 1])`` for their handle
+   weights w (from the sequence's first frame, ``PairDataset``'s ``weights``) at their
+   positions x in frame a's canonical frame (the span of an affine handle's motions does
+   not depend on the frame), zero-padded to BASIS_COLUMNS.
 
 Query vertices are a seeded uniform random subset, not farthest-point samples: a fresh subset
 each step covers every vertex over training, the displacement supervision is then unbiased
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +53,7 @@ from .geometry import barycentric_points, face_normals, kabsch, sample_surface
 TRAIN_STREAM = 0  # RNG stream of training batches
 FIXED_STREAM = 1  # RNG stream of fixed (validation) pairs
 PAIR_KEYS = ("points", "normals", "delta_points", "query", "delta_query")
+BASIS_COLUMNS = 512  # an item's basis rows are padded to this many columns (4 x 128 handles)
 
 
 @dataclass
@@ -59,6 +66,7 @@ class SamplingConfig:
     scale_range: tuple[float, float] = (0.8, 1.25)  # augment: uniform factor on canonical units
     rest_frame_any: float = 0.25  # probability that M0 is a random frame instead of frame 0
     seed: int = 0  # with the step and item index, the only source of randomness
+    basis: bool = False  # items carry their query vertices' rows of the object's own basis
 
     def __post_init__(self) -> None:
         self.scale_range = tuple(float(s) for s in self.scale_range)  # JSON gives a list
@@ -75,7 +83,8 @@ class SamplingConfig:
     def without_augmentation(self) -> SamplingConfig:
         """The same sampling with M0 = frame 0, no rotation and no scaling (for validation)."""
         return SamplingConfig(n_points=self.n_points, n_query=self.n_query, rotate_up=False,
-                              scale_range=(1.0, 1.0), rest_frame_any=0.0, seed=self.seed)
+                              scale_range=(1.0, 1.0), rest_frame_any=0.0, seed=self.seed,
+                              basis=self.basis)
 
 
 @dataclass
@@ -113,11 +122,16 @@ class PairDataset(Dataset):
 
     Sequences are loaded lazily and, with ``cache=True``, kept in memory (float32 frames).
     ``dataset[i]`` is a fixed pair of sequence ``i``; training uses :meth:`sample_batch`.
+    ``weights(vertices, faces, category)``: the handle weights (N, H) of an object's own
+    basis at its first frame's vertices, which items read with ``cfg.basis``.
     """
 
     def __init__(self, folder: str | Path, split: str, cfg: SamplingConfig, *,
-                 cache: bool = True) -> None:
+                 cache: bool = True, weights: Callable | None = None) -> None:
         self.folder, self.split, self.cfg, self.cache = Path(folder), split, cfg, cache
+        if cfg.basis and weights is None:
+            raise UsageError("sampling: basis needs the objects' own handle weights")
+        self.weights, self._weights = weights, {}
         if not self.folder.is_dir():
             raise InputError(f"{folder}: no such dataset folder; make one with "
                              "`neurok dataset generate` or `neurok dataset import`")
@@ -190,12 +204,33 @@ class PairDataset(Dataset):
         n = len(va)
         query = rng.choice(n, size=cfg.n_query, replace=n < cfg.n_query)
         f32 = np.float32
-        return {"points": points.astype(f32), "normals": normals.astype(f32),
+        more = {"basis": self.basis_rows(index, va[query], query).astype(f32)} \
+            if cfg.basis else {}
+        return {**more, "points": points.astype(f32), "normals": normals.astype(f32),
                 "delta_points": (target - points).astype(f32), "query": va[query].astype(f32),
                 "delta_query": (vb[query] - va[query]).astype(f32),
                 "seq": np.int64(index), "category": np.int64(self.categories.index(
                     self.category_of[index])), "frame_a": np.int64(a), "frame_b": np.int64(b),
                 "scale": f32(factor * scale)}
+
+    def basis_rows(self, index: int, x: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+        """(n, BASIS_COLUMNS) the own basis's rows of sequence ``index``'s ``vertices`` at
+        positions ``x`` (n, 3): ``kron(w, [x, 1])``, zero-padded."""
+        w = self._weights.get(index)
+        if w is None:
+            entry = self.sequence(index)
+            w = np.asarray(self.weights(entry.frames[0].astype(np.float64), entry.faces,
+                                        self.category_of[index]).todense())
+            if 4 * w.shape[1] > BASIS_COLUMNS:
+                raise UsageError(f"{self.files[index].name}: {w.shape[1]} handles, more than "
+                                 f"{BASIS_COLUMNS // 4} an item's basis rows hold")
+            self._weights[index] = w
+        rows = np.zeros((len(x), BASIS_COLUMNS))
+        h = w.shape[1]
+        wq = w[vertices]
+        rows[:, :4 * h] = (wq[:, :, None] * np.concatenate([x, np.ones((len(x), 1))], axis=1)
+                           [:, None, :]).reshape(len(x), 4 * h)
+        return rows
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         """A fixed (seeded by ``cfg.seed`` and ``index``) pair of sequence ``index``."""

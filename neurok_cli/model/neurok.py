@@ -50,6 +50,19 @@ def edge_strain(rest: Tensor, delta_hat: Tensor, delta: Tensor, neighbours: int)
     return change.pow(2).mean(dim=(1, 2))
 
 
+def into_basis(rows: Tensor, delta: Tensor) -> Tensor:
+    """Displacements ``delta`` (B, Q, 3) made the nearest, in the least-squares sense over
+    the Q points, that each object's own basis holds: rows (B, Q, K) the points' basis rows
+    (zero columns: padding, which stays at 0)."""
+    gram = rows.transpose(1, 2) @ rows  # (B, K, K)
+    diag = gram.diagonal(dim1=1, dim2=2)
+    used = diag > 0
+    scale = (diag * used).sum(-1, keepdim=True) / used.sum(-1, keepdim=True).clamp_min(1)
+    ridge = torch.where(used, 1e-6 * scale, scale)  # a little for the few-point handles
+    coords = torch.linalg.solve(gram + torch.diag_embed(ridge), rows.transpose(1, 2) @ delta)
+    return rows @ coords
+
+
 def _exact_rest(delta: Tensor, z: Tensor, mu: Tensor) -> Tensor:
     """``delta`` (B, Q, C) of latents z (B, k) against the prior mean mu: rows with z == mu
     are 0 in exact arithmetic; any rounding is removed there, the gradient kept."""
@@ -228,7 +241,10 @@ class NeurokModel(nn.Module):
         """Training objective of one batch of B objects.
 
         batch: points, normals, delta_points (B, P, 3); query, delta_query (B, Q, 3); optional
-        weight (B,). Per object, with s = cfg.delta_scale and e = decode(z_q) - delta_query,
+        weight (B,) and basis (B, Q, K): the query points' rows of each object's own basis,
+        into which the decoded displacements are then projected (:func:`into_basis`: a
+        decoder trained into that basis). Per object, with s = cfg.delta_scale and e =
+        decode(z_q) - delta_query,
 
             loss_b = ( sum(e^2) / s^2 + kl_weight * KL(q || N(mu_prior, I)) ) / (3 Q)
                      + strain_weight * (mean edge strain^2, see :func:`edge_strain`)
@@ -261,6 +277,9 @@ class NeurokModel(nn.Module):
             z = mu_q + torch.randn_like(mu_q) * (0.5 * logvar_q).exp()
         out = self.relative(z, prior, query)
         decoded = out[..., :3]
+        if "basis" in batch:  # (a least-squares solve: in single precision, not bf16)
+            with torch.autocast(decoded.device.type, enabled=False):
+                decoded = into_basis(batch["basis"].float(), decoded.float())
         err = decoded - target  # (B, Q, 3)
         recon = err.pow(2).mean(dim=(1, 2))  # (B,)
         kl = kl_divergence(mu_q, logvar_q, prior.mu)  # (B,)

@@ -205,6 +205,15 @@ def _model_config(cfg: TrainConfig) -> ModelConfig:
     return model_config(read_bundle_config(cfg.init).get("model") or {}, **changes)
 
 
+def _own_weights(vertices, faces, category: str):
+    """An object's own handle weights (N, H) at its vertices, as ``animate`` builds them
+    (``sampling.basis``: a decoder trained into that basis)."""
+    from ..deform.handle_motion import own_basis
+
+    basis, _, _ = own_basis(vertices, faces, category)
+    return basis.weights[: len(vertices)]
+
+
 def _sampling(cfg: TrainConfig, model_cfg) -> SamplingConfig:
     fields = {"n_points": model_cfg.n_points, "n_query": model_cfg.n_query, "seed": cfg.seed}
     valid = [f.name for f in dataclasses.fields(SamplingConfig)]
@@ -275,9 +284,11 @@ class _Run:
         self.sampling = _sampling(cfg, model_cfg)
         if (Path(cfg.data) / "dataset.json").is_file():
             read_header(cfg.data)  # checks format and version
-        self.train_ds = PairDataset(cfg.data, "train", self.sampling)
+        weights = _own_weights if self.sampling.basis else None
+        self.train_ds = PairDataset(cfg.data, "train", self.sampling, weights=weights)
         has_val = bool(sequence_files(cfg.data, "val"))
-        self.val_ds = PairDataset(cfg.data, "val", self.sampling) if has_val else self.train_ds
+        self.val_ds = PairDataset(cfg.data, "val", self.sampling, weights=weights) \
+            if has_val else self.train_ds
         torch.manual_seed(cfg.seed)  # parameter initialisation
         self.model = NeurokModel(model_cfg).to(device)
         if cfg.init and not cfg.resume:
@@ -335,7 +346,8 @@ class _Run:
         for group in self.opt.param_groups:
             group["lr"] = lr
         self.opt.zero_grad(set_to_none=True)
-        batch = {k: batch[k].to(self.device, non_blocking=True) for k in PAIR_KEYS}
+        batch = {k: batch[k].to(self.device, non_blocking=True)
+                 for k in (*PAIR_KEYS, "basis") if k in batch}  # (basis: sampling.basis)
         with self.autocast:
             loss, stats = self.loss(batch)
         loss.backward()

@@ -131,3 +131,27 @@ def test_bad_input(tmp_path, dataset):
         PairDataset(dataset, "bogus", CFG)
     with pytest.raises(UsageError, match="scale_range"):
         SamplingConfig(scale_range=(2.0, 1.0))
+
+
+def test_basis_rows_span_the_objects_own_handles(dataset):
+    """With ``basis``, an item carries its query vertices' rows of the object's own basis
+    (padded): any affine displacement of them lies in that span, and the projection of
+    the decoded field onto it (the model's loss) keeps such a field exactly."""
+    from neurok_cli.data.dataset import BASIS_COLUMNS
+    from neurok_cli.model.neurok import into_basis
+    from neurok_cli.train.loop import _own_weights
+
+    with pytest.raises(UsageError, match="weights"):
+        PairDataset(dataset, "train", SamplingConfig(basis=True))
+    cfg = SamplingConfig(n_points=64, n_query=48, seed=3, basis=True)
+    batch = PairDataset(dataset, "train", cfg, weights=_own_weights).sample_batch(3, step=0)
+    rows = batch["basis"].double()
+    assert rows.shape == (3, 48, BASIS_COLUMNS)
+    a = torch.tensor([[0.1, -0.2, 0.05], [0.3, 0.0, 0.1], [-0.1, 0.2, -0.05]], dtype=rows.dtype)
+    affine = batch["query"].double() @ a.T + torch.tensor([0.5, -1.0, 2.0], dtype=rows.dtype)
+    assert torch.allclose(into_basis(rows, affine), affine, atol=1e-6)
+    noise = torch.randn(3, 48, 3, dtype=rows.dtype, generator=torch.Generator().manual_seed(0))
+    projected = into_basis(rows, noise)
+    assert (projected - noise).norm() > 0.1 * noise.norm()  # not everything is in it ...
+    again = into_basis(rows, projected)  # ... and what is in it stays (up to the ridge)
+    assert (again - projected).norm() < 1e-3 * projected.norm()

@@ -174,3 +174,19 @@ def test_init_starts_from_a_bundle_and_changes_only_loss_fields(dataset, tmp_pat
         train(TrainConfig(**tiny_config(dataset, tmp_path / "d", size={"width": 64},
                                         init=first["bundle"])))
     assert not (tmp_path / "d").exists()
+
+
+def test_a_decoder_trained_into_the_objects_own_basis_sees_it(dataset, tmp_path):
+    """``sampling.basis``: the batches carry each object's own basis rows and the loss
+    projects the decoded field onto them, so the run differs from the same run without
+    (the rows once fell off on their way to the loss, and the two runs were the same to
+    the bit); the bundle records it."""
+    runs = {}
+    for name, sampling in (("plain", {}), ("into", {"basis": True})):
+        out = tmp_path / name
+        runs[name] = train(TrainConfig(**tiny_config(dataset, out, steps=2, val_every=2,
+                                                     ckpt_every=2, sampling=sampling)))
+        _, config = load_bundle(out / "bundle")
+        assert config["training"]["sampling"]["basis"] is bool(sampling)
+    assert runs["into"]["train"]["loss"] != runs["plain"]["train"]["loss"]
+    assert math.isfinite(runs["into"]["train"]["loss"])
