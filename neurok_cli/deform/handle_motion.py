@@ -243,7 +243,7 @@ def own_basis(vertices: np.ndarray, faces: np.ndarray, category: str,
     tet_volume = np.abs(np.linalg.det(nodes[tets[:, 1:]] - nodes[tets[:, :1]])) / 6
     basis = _cached_basis(points, edges, count, candidates=np.arange(n, len(points)),
                           groups=groups, scale=_thickness(v, nodes, tet_volume.sum() / count),
-                          resolution=RESOLVED * _step(nodes), skin=f)
+                          resolution=RESOLVED * _step(nodes), skin=f, skin_reach=_step(nodes))
     return basis, inner, groups
 
 

@@ -73,7 +73,8 @@ def test_a_solid_s_skin_moves_smoothly_at_the_scale_of_its_triangles():
                                0.3 * x[:, 1] * x[:, 0]], axis=1)
 
     def bent(skin):
-        basis = build_basis(points, edges, 24, candidates=inner, skin=skin)
+        step = float(np.median(cKDTree(nodes).query(nodes, k=2)[0][:, 1]))
+        basis = build_basis(points, edges, 24, candidates=inner, skin=skin, skin_reach=step)
         Z = np.linalg.lstsq(basis.rows(inner).toarray(), bend(nodes), rcond=None)[0]
         return basis, v + basis.rows(np.arange(n)) @ Z
 
@@ -87,6 +88,31 @@ def test_a_solid_s_skin_moves_smoothly_at_the_scale_of_its_triangles():
     exact = crumple(v, (v + bend(v))[None], f)[0]
     excess = [crumple(v, x[None], f)[0] - exact for x in (smooth, rough)]
     assert excess[0] < 0.8 * excess[1]  # ... smoother
+
+
+def test_a_coarse_skin_keeps_its_own_weights_and_a_seam_s_copies_agree():
+    """Edges far longer than the lattice's spacing carry no averaging (a boxy part's skin
+    stays with the material under it), and two copies of one point (a seam) get the same
+    weights."""
+    from neurok_cli.deform.handle_motion import _solid
+
+    box = trimesh.creation.box(extents=(1.0, 0.6, 0.8))
+    v, f = np.asarray(box.vertices, np.float64), np.asarray(box.faces, np.int64).copy()
+    v = np.concatenate([v, v[:1]])  # a seam: vertex 0 split, one of its triangles on the copy
+    row = f[np.flatnonzero((f == 0).any(axis=1))[0]]  # (a view of that triangle)
+    row[row == 0] = len(v) - 1
+    nodes, tets = _solid(v, f)
+    n = len(v)
+    points = np.concatenate([v, nodes])
+    edges = np.concatenate([mesh_edges(f), n + mesh_edges(tets)])
+    inner = np.arange(n, len(points))
+    step = float(np.median(cKDTree(nodes).query(nodes, k=2)[0][:, 1]))
+    own = build_basis(points, edges, 8, candidates=inner).weights.toarray()
+    skinned = build_basis(points, edges, 8, candidates=inner, skin=f,
+                          skin_reach=step).weights.toarray()
+    assert np.allclose(skinned[0], skinned[n - 1])
+    assert np.allclose(skinned[1:n - 1], own[1:n - 1], atol=1e-9)
+    assert np.allclose(skinned[n:], own[n:])
 
 
 def test_affine_motion_is_reproduced_exactly():
