@@ -244,7 +244,10 @@ def test_samples_in_the_object_s_own_space(tmp_path):
     first, second = ours(two)
     (alone,) = ours(one)
     size = float(np.ptp(alone[0], axis=0).max())
-    np.testing.assert_allclose(first, alone, rtol=0, atol=1e-3 * size)
+    diagonal = float(np.linalg.norm(np.ptp(alone[0], axis=0)))
+    # each file's compact encoding keeps every vertex within 1e-3 of the diagonal, both
+    # samples' ranges sharing one encoding (the motions themselves are the same to the bit)
+    np.testing.assert_allclose(first, alone, rtol=0, atol=2e-3 * diagonal)
     assert 0.005 * size < np.abs(second - first).max() < 0.5 * size  # another, nearby motion
     assert_valid_gltf(two)
 
