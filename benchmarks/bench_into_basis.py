@@ -35,6 +35,7 @@ from neurok_cli.deform.handle_fit import coordinates_fit
 from neurok_cli.deform.handle_motion import build_mechanics
 from neurok_cli.deform.handles import mesh_edges
 from neurok_cli.evaluate.plausibility import crumple
+from neurok_cli.evaluate.strain import edge_strain
 from neurok_cli.evaluate.suite import pair_frames
 from neurok_cli.model.bundle import load_bundle
 from neurok_cli.scenario.materials import resolve_material
@@ -42,12 +43,6 @@ from neurok_cli.scenario.materials import resolve_material
 SHIPPED = Path(__file__).resolve().parents[1] / "neurok_cli" / "weights" / "neurok-base"
 MEASURES = ("error", "strain", "crumple")
 KINDS = ("raw", "into basis", "ceiling")
-
-
-def strain(x: np.ndarray, rest: np.ndarray, edges: np.ndarray) -> float:
-    l0 = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1)
-    l1 = np.linalg.norm(x[edges[:, 0]] - x[edges[:, 1]], axis=1)
-    return float(np.mean(np.abs(l1 / np.maximum(l0, 1e-12) - 1.0)))
 
 
 def measure(bundle: Path, data: Path, split: str, pairs: int) -> dict:
@@ -80,9 +75,10 @@ def measure(bundle: Path, data: Path, split: str, pairs: int) -> dict:
         row = {}
         for kind, x in shapes.items():
             row[kind] = {"error": mean_vertex_error(x, vb, diag),
-                         "strain": strain(x, va, edges),
+                         "strain": float(edge_strain(va, x, edges).mean()),
                          "crumple": float(crumple(va, x[None], faces)[0])}
-        row["data"] = {"error": mean_vertex_error(va, vb, diag), "strain": strain(vb, va, edges),
+        row["data"] = {"error": mean_vertex_error(va, vb, diag),
+                       "strain": float(edge_strain(va, vb, edges).mean()),
                        "crumple": float(crumple(va, vb[None], faces)[0])}
         rows.setdefault(category, []).append(row)
     return {cat: {"pairs": len(r), **{kind: {m: float(np.mean([x[kind][m] for x in r]))

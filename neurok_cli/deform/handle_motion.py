@@ -185,7 +185,7 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
     if inner is not None:
         nodes, tets = inner
         points = basis.points
-        tet_volume = np.abs(np.linalg.det(nodes[tets[:, 1:]] - nodes[tets[:, :1]])) / 6
+        tet_volume = _tet_volumes(nodes, tets)
         node_rows = basis.rows(np.arange(n, len(points)))
         near = np.concatenate([n + np.arange(len(nodes)), _even(v, _step(nodes))])
         # the body's own volume, as its mass has, where the lattice covers 90-97 % of it
@@ -240,11 +240,17 @@ def own_basis(vertices: np.ndarray, faces: np.ndarray, category: str,
     edges = np.concatenate([mesh_edges(f), n + mesh_edges(tets)])
     groups = _with_nodes(groups, v, nodes)
     count = min(count, _most_handles(len(nodes)))
-    tet_volume = np.abs(np.linalg.det(nodes[tets[:, 1:]] - nodes[tets[:, :1]])) / 6
+    step = _step(nodes)
     basis = _cached_basis(points, edges, count, candidates=np.arange(n, len(points)),
-                          groups=groups, scale=_thickness(v, nodes, tet_volume.sum() / count),
-                          resolution=RESOLVED * _step(nodes), skin=f, skin_reach=_step(nodes))
+                          groups=groups,
+                          scale=_thickness(v, nodes, _tet_volumes(nodes, tets).sum() / count),
+                          resolution=RESOLVED * step, skin=f, skin_reach=step)
     return basis, inner, groups
+
+
+def _tet_volumes(nodes: np.ndarray, tets: np.ndarray) -> np.ndarray:
+    """(T,) the tetrahedra's volumes."""
+    return np.abs(np.linalg.det(nodes[tets[:, 1:]] - nodes[tets[:, :1]])) / 6
 
 
 def _cached_solid(v: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

@@ -15,7 +15,7 @@ motion of the whole object is exact. Steps:
   its nearest other handle wide), the ``TOP`` largest kept per point and normalized to
   sum to one;
 - a solid's surface: its vertices' weights averaged over the surface's own edges, the
-  ``SKIN_TOP`` largest kept (``skin_weights``), so that the skin moves smoothly at the scale
+  ``TOP`` largest kept again (``skin_weights``), so that the skin moves smoothly at the scale
   of its triangles, which the lattice and the graph's distances do not resolve.
 
 Coordinates are stored as ``Z`` (4H, 3): rows ``4h..4h+2`` hold ``A_h`` transposed and row
@@ -36,8 +36,7 @@ TOP = 4  # handles that move a point
 WIDTH = 0.6  # a handle's Gaussian width, x its distance to its nearest other handle
 SMOOTHING = 4  # rounds of averaging the handles' distances over the graph
 NEIGHBOURS = 8  # graph edges from each point to its nearest ones
-SKIN_SMOOTHING = 2  # rounds of averaging a solid's surface weights over its own edges ...
-SKIN_TOP = 4  # ... and the handles then kept per surface vertex
+SKIN_SMOOTHING = 2  # rounds of averaging a solid's surface weights over its own edges
 
 
 @dataclass
@@ -46,7 +45,6 @@ class HandleBasis:
 
     points: np.ndarray  # (P, 3) rest points: the surface's vertices first, then inner nodes
     weights: sp.csr_matrix  # (P, H) non-negative, rows sum to one, at most TOP per row
-    # (a solid's surface vertices: SKIN_TOP)
     centres: np.ndarray  # (H, 3) handle rest centres
     spacing: float  # the median graph distance from a handle to its nearest other, m
 
@@ -230,7 +228,7 @@ def build_basis(points: np.ndarray, edges: np.ndarray, handles: int,
     if skin is not None and len(skin):
         if skin_reach <= 0:
             raise ValueError("build_basis: a skin needs the spacing it is smoothed over")
-        weights = skin_weights(weights, skin, SKIN_SMOOTHING, SKIN_TOP, pts, skin_reach)
+        weights = skin_weights(weights, skin, SKIN_SMOOTHING, TOP, pts, skin_reach)
     weights = weights.tolil()
     for h, g in enumerate(groups[:held]):
         weights[g] = 0.0
