@@ -30,6 +30,29 @@ def test_carry_reproduces_rest_and_rigid_motion_exactly():
     np.testing.assert_allclose(moved[0], v + [0.3, -1.0, 2.0], atol=1e-12)
 
 
+def test_carry_turns_the_relief_finer_than_the_proxy_with_it():
+    """A bumpy sheet (relief a few proxy cells wide) turned to hang down: the relief turns
+    with the sheet, as it would if the engine moved every vertex."""
+    from scipy.spatial.transform import Rotation
+
+    n = 120
+    x, z = np.meshgrid(np.linspace(0, 1, n), np.linspace(0, 1, n), indexing="ij")
+    y = 0.01 * np.sin(40 * x) * np.cos(37 * z)
+    v = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
+    f = [(i * n + j, i * n + j + 1, (i + 1) * n + j) for i in range(n - 1) for j in range(n - 1)]
+    f += [(i * n + j + 1, (i + 1) * n + j + 1, (i + 1) * n + j)
+          for i in range(n - 1) for j in range(n - 1)]
+    proxy = make_proxy(v, np.asarray(f), 1000)
+    R = Rotation.from_rotvec([np.pi / 2, 0, 0]).as_matrix()
+    carried = proxy.carry((proxy.vertices @ R.T)[None], v)[0]
+    assert np.abs(carried - v @ R.T).max() < 1e-9
+    # the relief's offsets kept their direction in space before: a bump's height moved
+    # along the hanging sheet rather than out of it
+    held = v + ((proxy.vertices @ R.T - proxy.vertices)[proxy.neighbours]
+                * proxy.weights[..., None]).sum(axis=1)
+    assert np.abs(held - v @ R.T).max() > 0.005
+
+
 def test_carry_follows_smooth_deformation():
     v, f = _dense()
     proxy = make_proxy(v, f, 1500)
