@@ -66,7 +66,10 @@ def describe(stepper, pushes: list[tuple[float, np.ndarray]],
     law = mech.law
     values["law"] = {"kind": "neo-hookean" if mech.solid else "membrane",
                      "mu": float(law.mu), "lambda": float(law.lam),
-                     "compression": float(getattr(law, "compression", 1.0))}
+                     "compression": float(getattr(law, "compression", 1.0)),
+                     "patches": float(getattr(law, "share", 0.0))}
+    if values["law"]["patches"]:
+        _put_padded(a, "patches", law.patches)
     a["rest"] = np.asarray(stepper.v, np.float64)
     a["centres"] = np.asarray(mech.basis.centres, np.float64)
     _put_padded(a, "skin", mech.basis.weights[:n])

@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from ..errors import InputError
 
 FORMAT = "neurok-reduced-model"
-VERSION = 2  # 2: a membrane's law gives its compression's weight (was: tension only)
+VERSION = 3  # 3: cloth's stretch partly on patches' mean strain (2: a membrane's law gives
+# its compression's weight; 1: tension only)
 MAGIC = b"NRRM"
 DTYPES = {"f8": np.float64, "f4": np.float32, "i4": np.int32}
 

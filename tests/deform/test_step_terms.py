@@ -117,3 +117,55 @@ def test_the_handles_rotations_are_their_points_shape_matching(which, request):
     own = _polar(np.eye(3) + Z.reshape(H, 4, 3)[:, :3, :].transpose(0, 2, 1))
     assert np.allclose(step.R_handles, _polar(cov + step.material_spread[:, None, None] * own),
                        atol=1e-10)
+
+
+def _patched(sheet, share):
+    """The sheet's cloth membrane with ``share`` of it on its handles' patches."""
+    from neurok_cli.deform.handle_motion import _corner_mean
+
+    law = Membrane(PRESET_MATERIALS["cloth"], 0.03)
+    n = len(sheet.areas)
+    return law.over_patches(sheet.elements, _corner_mean(sheet.elements.faces, n)
+                            @ sheet.basis.weights[:n], share)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 0.2])
+def test_the_patches_mean_strain_s_gradient_is_its_energy_s(sheet, scale):
+    law = _patched(sheet, 0.9)
+    rng = np.random.default_rng(4)
+    Z = rng.standard_normal(sheet.M.shape[:1] + (3,)) * scale
+    dZ = rng.standard_normal(Z.shape)
+    val, grad = law.energy_grad(sheet.elements, Z)
+    eps = 1e-6 * scale
+    up = law.energy_grad(sheet.elements, Z + eps * dZ)[0]
+    down = law.energy_grad(sheet.elements, Z - eps * dZ)[0]
+    assert val > 0
+    assert (up - down) / (2 * eps) == pytest.approx(float(np.sum(grad * dZ)), rel=1e-5)
+    # a patch's mean strain is no triangle's own: the patches' share changes the energy
+    assert law.energy_grad(sheet.elements, Z)[0] != pytest.approx(
+        Membrane(PRESET_MATERIALS["cloth"], 0.03).energy_grad(sheet.elements, Z)[0], rel=1e-3)
+
+
+def test_the_patches_rest_hessian_is_their_gradient_s_derivative(sheet):
+    law = _patched(sheet, 0.9)
+    K = law.rest_hessian(sheet.elements)
+    n = K.shape[0]
+    dims = np.random.default_rng(5).choice(n, 12, replace=False)
+    eps = 1e-7
+    for k in dims:
+        dz = np.zeros(n)
+        dz[k] = eps
+        up = law.energy_grad(sheet.elements, dz.reshape(-1, 3))[1].reshape(-1)
+        down = law.energy_grad(sheet.elements, -dz.reshape(-1, 3))[1].reshape(-1)
+        column = (up - down) / (2 * eps)
+        assert np.allclose(K[:, k], column, atol=1e-6 * np.abs(K).max())
+    assert np.allclose(K, K.T)
+    # a rigid turn stays free: the patches measure strain, not motion
+    from scipy.spatial.transform import Rotation
+
+    from neurok_cli.deform.handles import affine_coords
+
+    R = Rotation.from_rotvec([0.4, 1.1, -0.3]).as_matrix()
+    Z = affine_coords(R - np.eye(3), np.array([0.1, 2.0, 0.0]), sheet.basis.centres)
+    val, grad = law.energy_grad(sheet.elements, Z)
+    assert abs(val) < 1e-12 and np.abs(grad).max() < 1e-6

@@ -18,8 +18,8 @@ export function readModel(buffer) {
   }
   const size = new DataView(buffer).getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, size)));
-  if (header.values.format !== "neurok-reduced-model" || header.values.version !== 2) {
-    throw new Error(`reduced model version ${header.values.version}: this page reads 2`);
+  if (header.values.format !== "neurok-reduced-model" || header.values.version !== 3) {
+    throw new Error(`reduced model version ${header.values.version}: this page reads 3`);
   }
   const arrays = {};
   for (const [name, e] of Object.entries(header.arrays)) {
@@ -401,6 +401,70 @@ function material(law, F, d, P) {
   return psi;
 }
 
+/** Eigenvalues (lam, 3) and eigenvectors (V, 3 x 3 row-major, columns) of a symmetric 3 x 3
+ * A (row-major), by cyclic Jacobi rotations. */
+function symEigen3(A, lam, V) {
+  const a = Float64Array.from(A);
+  V.fill(0);
+  V[0] = V[4] = V[8] = 1;
+  for (let sweep = 0; sweep < 32; sweep++) {
+    const off = a[1] * a[1] + a[2] * a[2] + a[5] * a[5];
+    if (off <= 1e-300 || off <= 1e-30 * (a[0] * a[0] + a[4] * a[4] + a[8] * a[8])) break;
+    for (const [p, q] of [[0, 1], [0, 2], [1, 2]]) {
+      const apq = a[3 * p + q];
+      if (apq === 0) continue;
+      const theta = (a[3 * q + q] - a[3 * p + p]) / (2 * apq);
+      const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+      const c = 1 / Math.sqrt(t * t + 1), sn = t * c;
+      for (let k = 0; k < 3; k++) {  // A <- A J (columns p, q)
+        const akp = a[3 * k + p], akq = a[3 * k + q];
+        a[3 * k + p] = c * akp - sn * akq;
+        a[3 * k + q] = sn * akp + c * akq;
+      }
+      for (let k = 0; k < 3; k++) {  // A <- J^T A (rows p, q)
+        const apk = a[3 * p + k], aqk = a[3 * q + k];
+        a[3 * p + k] = c * apk - sn * aqk;
+        a[3 * q + k] = sn * apk + c * aqk;
+      }
+      for (let k = 0; k < 3; k++) {
+        const vkp = V[3 * k + p], vkq = V[3 * k + q];
+        V[3 * k + p] = c * vkp - sn * vkq;
+        V[3 * k + q] = sn * vkp + c * vkq;
+      }
+    }
+  }
+  lam[0] = a[0];
+  lam[1] = a[4];
+  lam[2] = a[8];
+}
+
+const EIG = new Float64Array(3), EIGV = new Float64Array(9);
+
+/** A patch's mean strain E (3 x 3, row-major) -> its energy density, and its second Piola
+ * stress into S (3 x 3): the membrane's law with its compressed part weighed by
+ * law.compression, over the three eigenvalues (the elastic module's patch_stress). */
+function patchStress(law, E, S) {
+  symEigen3(E, EIG, EIGV);
+  const w = law.compression, tr = E[0] + E[4] + E[8];
+  const tp = Math.max(tr, 0), tn = tr - tp;
+  let psi = 0.5 * law.lambda * (tp * tp + w * tn * tn);
+  const s = new Float64Array(3);
+  for (let i = 0; i < 3; i++) {
+    const p = Math.max(EIG[i], 0), n = EIG[i] - p;
+    psi += law.mu * (p * p + w * n * n);
+    s[i] = 2 * law.mu * (p + w * n);
+  }
+  const t = law.lambda * (tp + w * tn);
+  for (let a = 0; a < 3; a++) {
+    for (let b = 0; b < 3; b++) {
+      let v = a === b ? t : 0;
+      for (let i = 0; i < 3; i++) v += EIGV[3 * a + i] * s[i] * EIGV[3 * b + i];
+      S[3 * a + b] = v;
+    }
+  }
+  return psi;
+}
+
 /** d vec(P) / d vec(F) (3d x 3d) at F0 by central differences, symmetrized (the
  * elastic module's _tangent). */
 function tangent(law, F0, d) {
@@ -468,6 +532,15 @@ export class Stepper {
     this.d = a.elements_rest.shape[2];
     this.measure = a.elements_measure;
     this.E = this.measure.length;
+    this.patches = null;
+    if (this.law.patches > 0) {  // a cloth's stretch, part of it on patches' mean strain
+      const index = a.patches_index, weight = a.patches_weight, k = index.shape[1];
+      const A = new Float64Array(H);
+      for (let e = 0; e < this.E; e++) {
+        for (let q = 0; q < k; q++) A[index[e * k + q]] += this.measure[e] * weight[e * k + q];
+      }
+      this.patches = { share: this.law.patches, index, weight, k, A };
+    }
     this.K0 = this._restHessian();
     this.bending = null;
     if (a.laplacian_data) {
@@ -671,11 +744,13 @@ export class Stepper {
     return { indptr, indices, data, rows: entries.length, cols: H4 };
   }
 
-  /** (12H, 12H) rest Hessian of the elastic energy, in Z's order (Elements.stiffness). */
+  /** (12H, 12H) rest Hessian of the elastic energy, in Z's order (Elements.stiffness; with
+   * patches, Membrane.rest_hessian: their mean strain is linear in dF at rest). */
   _restHessian() {
     const D = this.elements, d = this.d, n3 = 3 * this.H4, nd = 3 * d;
     const K0 = new Float64Array(n3 * n3);
     const cols = new Map();
+    const own = this.patches ? 1 - this.patches.share : 1;
     for (let e = 0; e < this.E; e++) {
       const C = tangent(this.law, this.F0.subarray(e * nd, (e + 1) * nd), d);
       cols.clear();
@@ -691,7 +766,7 @@ export class Stepper {
           G[j * u + cols.get(D.indices[p])] += D.data[p];
         }
       }
-      const m = this.measure[e];
+      const m = own * this.measure[e];
       const T = new Float64Array(u * 9 * d);  // T[a][c][c'][j'] = sum_j G[j,a] C[cd+j, c'd+j']
       for (let ia = 0; ia < u; ia++) {
         for (let c = 0; c < 3; c++) {
@@ -718,7 +793,134 @@ export class Stepper {
         }
       }
     }
+    if (this.patches) this._patchHessian(K0);
     return K0;
+  }
+
+  /** The patches' share of the rest Hessian, added into K0: each patch's mean strain's
+   * rows G (9, 12H) at rest, A (1 + c) / 2 (2 mu G^T G + lambda t^T t), t G's trace. */
+  _patchHessian(K0) {
+    const D = this.elements, n3 = 3 * this.H4, law = this.law;
+    const { share, index, weight, k, A } = this.patches;
+    const rows = new Map();  // patch -> Float64Array(9 n3)
+    const P = new Float64Array(9), B = new Float64Array(54);
+    for (let e = 0; e < this.E; e++) {
+      const fr = this.F0.subarray(e * 6, e * 6 + 6);  // (3, 2): the triangle's frame
+      for (let a = 0; a < 3; a++) {
+        for (let b = 0; b < 3; b++) P[3 * a + b] = fr[2 * a] * fr[2 * b] + fr[2 * a + 1] * fr[2 * b + 1];
+      }
+      // dE3[a][b] from dF[c][j]: (P[a][c] fr[b][j] + fr[a][j] P[c][b]) / 2
+      for (let a = 0; a < 3; a++) {
+        for (let b = 0; b < 3; b++) {
+          for (let c = 0; c < 3; c++) {
+            for (let j = 0; j < 2; j++) {
+              B[(3 * a + b) * 6 + 2 * c + j] =
+                0.5 * (P[3 * a + c] * fr[2 * b + j] + fr[2 * a + j] * P[3 * c + b]);
+            }
+          }
+        }
+      }
+      for (let q = 0; q < k; q++) {
+        const wt = weight[e * k + q];
+        if (wt === 0) continue;
+        const h = index[e * k + q];
+        if (!rows.has(h)) rows.set(h, new Float64Array(9 * n3));
+        const g = rows.get(h), f = this.measure[e] * wt / A[h];
+        for (let j = 0; j < 2; j++) {
+          for (let p = D.indptr[e * 2 + j]; p < D.indptr[e * 2 + j + 1]; p++) {
+            const dv = D.data[p] * f, col = 3 * D.indices[p];
+            for (let c = 0; c < 3; c++) {
+              for (let i = 0; i < 9; i++) g[i * n3 + col + c] += B[i * 6 + 2 * c + j] * dv;
+            }
+          }
+        }
+      }
+    }
+    const t = new Float64Array(n3);
+    for (const [h, g] of rows) {
+      const scale = share * A[h] * 0.5 * (1 + law.compression);
+      const used = [];
+      for (let x = 0; x < n3; x++) {
+        t[x] = g[x] + g[4 * n3 + x] + g[8 * n3 + x];
+        for (let i = 0; i < 9; i++) {
+          if (g[i * n3 + x] !== 0) { used.push(x); break; }
+        }
+      }
+      for (const r of used) {
+        for (const c of used) {
+          let s = 0;
+          for (let i = 0; i < 9; i++) s += g[i * n3 + r] * g[i * n3 + c];
+          K0[r * n3 + c] += scale * (2 * law.mu * s + law.lambda * t[r] * t[c]);
+        }
+      }
+    }
+  }
+
+  /** The patches' share of the stretch at DZ (D Z): its energy, and its stress's pull per
+   * element row added into W (as the elements' own, measure x P). */
+  _patchEnergy(DZ, W) {
+    const { share, index, weight, k, A } = this.patches;
+    const H = this.H, E = this.E;
+    const mean = new Float64Array(9 * H), F = new Float64Array(6), E3 = new Float64Array(9);
+    const gradient = (e) => {
+      for (let c = 0; c < 3; c++) {
+        for (let j = 0; j < 2; j++) F[2 * c + j] = this.F0[e * 6 + 2 * c + j] + DZ[(e * 2 + j) * 3 + c];
+      }
+    };
+    for (let e = 0; e < E; e++) {
+      gradient(e);
+      const fr = this.F0.subarray(e * 6, e * 6 + 6);
+      const a = 0.5 * (F[0] * F[0] + F[2] * F[2] + F[4] * F[4] - 1);
+      const b = 0.5 * (F[0] * F[1] + F[2] * F[3] + F[4] * F[5]);
+      const d = 0.5 * (F[1] * F[1] + F[3] * F[3] + F[5] * F[5] - 1);
+      for (let x = 0; x < 3; x++) {  // E3 = fr E2 fr^T
+        for (let y = 0; y < 3; y++) {
+          E3[3 * x + y] = fr[2 * x] * (a * fr[2 * y] + b * fr[2 * y + 1]) +
+            fr[2 * x + 1] * (b * fr[2 * y] + d * fr[2 * y + 1]);
+        }
+      }
+      for (let q = 0; q < k; q++) {
+        const wt = weight[e * k + q];
+        if (wt === 0) continue;
+        const h = index[e * k + q], f = this.measure[e] * wt / A[h];
+        for (let i = 0; i < 9; i++) mean[9 * h + i] += f * E3[i];
+      }
+    }
+    let energy = 0;
+    const S = new Float64Array(9 * H);
+    for (let h = 0; h < H; h++) {
+      if (A[h] > 0) energy += A[h] * patchStress(this.law, mean.subarray(9 * h, 9 * h + 9),
+                                                  S.subarray(9 * h, 9 * h + 9));
+    }
+    const Se = new Float64Array(9);
+    for (let e = 0; e < E; e++) {
+      gradient(e);
+      const fr = this.F0.subarray(e * 6, e * 6 + 6);
+      Se.fill(0);
+      for (let q = 0; q < k; q++) {
+        const wt = weight[e * k + q];
+        if (wt === 0) continue;
+        const h = index[e * k + q];
+        for (let i = 0; i < 9; i++) Se[i] += wt * S[9 * h + i];
+      }
+      const S2 = [0, 0, 0, 0];  // fr^T Se fr
+      for (let i = 0; i < 2; i++) {
+        for (let j = 0; j < 2; j++) {
+          let v = 0;
+          for (let x = 0; x < 3; x++) {
+            for (let y = 0; y < 3; y++) v += fr[2 * x + i] * Se[3 * x + y] * fr[2 * y + j];
+          }
+          S2[2 * i + j] = v;
+        }
+      }
+      const m = share * this.measure[e];
+      for (let c = 0; c < 3; c++) {
+        for (let j = 0; j < 2; j++) {
+          W[(e * 2 + j) * 3 + c] += m * (F[2 * c] * S2[j] + F[2 * c + 1] * S2[2 + j]);
+        }
+      }
+    }
+    return share * energy;
   }
 
   // -- forces and energies ----------------------------------------------------------------
@@ -847,18 +1049,20 @@ export class Stepper {
     const DZ = mul(D, Z, 3);
     const F = new Float64Array(nd), P = new Float64Array(nd), W = new Float64Array(DZ.length);
     let elastic = 0;
+    const own = this.patches ? 1 - this.patches.share : 1;
     for (let e = 0; e < this.E; e++) {
       for (let c = 0; c < 3; c++) {
         for (let j = 0; j < d; j++) {
           F[c * d + j] = this.F0[e * nd + c * d + j] + DZ[(e * d + j) * 3 + c];
         }
       }
-      const m = this.measure[e];
+      const m = own * this.measure[e];
       elastic += m * material(this.law, F, d, P);
       for (let c = 0; c < 3; c++) {
         for (let j = 0; j < d; j++) W[(e * d + j) * 3 + c] = m * P[c * d + j];
       }
     }
+    if (this.patches) elastic += this._patchEnergy(DZ, W);
     const ge = mulT(D, W, 3, new Float64Array(n3));
     val += sk * elastic;
     for (let i = 0; i < n3; i++) grad[i] += sk * ge[i];
