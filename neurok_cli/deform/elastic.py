@@ -132,6 +132,26 @@ def cubature(centroids: np.ndarray, measure: np.ndarray, most: int, dim: int
     return keep, total[label[keep]] / measure[keep]
 
 
+def centred_cubature(centroids: np.ndarray, measure: np.ndarray, most: int,
+                     origin: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """One point for each cell of a grid ``step`` wide from ``origin`` over a body's elements
+    (their ``centroids`` (E, 3) and volumes ``measure`` (E,)): the centre of volume of the
+    elements in it, standing for their volume -> (points (C, 3), measures (C,)), or None
+    where there would be more than ``most``. A cell's centre of volume measures a strain
+    linear across it exactly; its largest element (``cubature``) sits off that centre, and
+    the same way in every cell of a lattice."""
+    cell = np.floor((centroids - origin) / step).astype(np.int64)
+    _, label = np.unique(cell, axis=0, return_inverse=True)
+    label = label.reshape(-1)
+    if label.max(initial=-1) + 1 > most:
+        return None
+    total = np.bincount(label, weights=measure)
+    at = np.stack([np.bincount(label, weights=measure * centroids[:, c]) for c in range(3)],
+                  axis=1)
+    keep = total > 0
+    return at[keep] / total[keep, None], total[keep]
+
+
 def triangles(vertices: np.ndarray, faces: np.ndarray, thickness: float,
               rows_to_z: sp.csr_matrix, weight: np.ndarray | None = None) -> Elements:
     """Elements of a sheet's triangles (degenerate ones dropped), each standing for
