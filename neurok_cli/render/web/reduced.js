@@ -277,34 +277,9 @@ function polar(F, out = new Float64Array(9)) {
       S[3 * i + j] = F[i] * F[j] + F[3 + i] * F[3 + j] + F[6 + i] * F[6 + j];
     }
   }
-  const V = new Float64Array([1, 0, 0, 0, 1, 0, 0, 0, 1]);
-  for (let sweep = 0; sweep < 30; sweep++) {  // cyclic Jacobi
-    const off = S[1] * S[1] + S[2] * S[2] + S[5] * S[5];
-    if (off <= 1e-40 * (S[0] * S[0] + S[4] * S[4] + S[8] * S[8]) || off === 0) break;
-    for (const [p, q] of [[0, 1], [0, 2], [1, 2]]) {
-      const apq = S[3 * p + q];
-      if (apq === 0) continue;
-      const theta = (S[3 * q + q] - S[3 * p + p]) / (2 * apq);
-      const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-      const c = 1 / Math.sqrt(t * t + 1), s = t * c;
-      for (let k = 0; k < 3; k++) {  // S <- J^T S J
-        const skp = S[3 * k + p], skq = S[3 * k + q];
-        S[3 * k + p] = c * skp - s * skq;
-        S[3 * k + q] = s * skp + c * skq;
-      }
-      for (let k = 0; k < 3; k++) {
-        const spk = S[3 * p + k], sqk = S[3 * q + k];
-        S[3 * p + k] = c * spk - s * sqk;
-        S[3 * q + k] = s * spk + c * sqk;
-      }
-      for (let k = 0; k < 3; k++) {
-        const vkp = V[3 * k + p], vkq = V[3 * k + q];
-        V[3 * k + p] = c * vkp - s * vkq;
-        V[3 * k + q] = s * vkp + c * vkq;
-      }
-    }
-  }
-  const order = [0, 1, 2].sort((a, b) => S[4 * b] - S[4 * a]);
+  const lam = new Float64Array(3), V = new Float64Array(9);
+  symEigen3(S, lam, V);
+  const order = [0, 1, 2].sort((a, b) => lam[b] - lam[a]);
   const v = order.map((i) => [V[i], V[3 + i], V[6 + i]]);
   const u = [];
   for (let i = 0; i < 2; i++) {
