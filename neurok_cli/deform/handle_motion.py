@@ -540,10 +540,12 @@ def _material_weights(mech: Mechanics, points: np.ndarray, n: int) -> sp.csr_mat
     own = mech.basis.weights[:n]
     if len(points) == n:
         return own.tocsr()
-    d, near = cKDTree(mech.basis.points).query(points[n:], k=4)
+    k = min(4, len(mech.basis.points))  # (a sheet of 3 vertices has 3)
+    d, near = cKDTree(mech.basis.points).query(points[n:], k=k)
+    d, near = d.reshape(len(d), k), near.reshape(len(near), k)
     w = 1.0 / np.maximum(d, 1e-12) ** 2
     w /= w.sum(axis=1, keepdims=True)
-    blend = sp.csr_matrix((w.ravel(), (np.repeat(np.arange(len(w)), 4), near.ravel())),
+    blend = sp.csr_matrix((w.ravel(), (np.repeat(np.arange(len(w)), k), near.ravel())),
                           shape=(len(w), len(mech.basis.points)))
     return sp.vstack([own, blend @ mech.basis.weights]).tocsr()
 

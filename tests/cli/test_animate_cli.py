@@ -67,6 +67,22 @@ def test_penguin_drops_onto_the_ground_in_a_valid_glb(tmp_path, space):
         assert report["strain_sweeps"] >= 0
 
 
+@pytest.mark.parametrize("preset", ["drop", "poke"])
+def test_a_single_triangle_lands_on_the_ground(tmp_path, preset):
+    """A sheet of 3 vertices has fewer basis points than the 4 its contact points blend
+    their weights from (it stopped with an internal error)."""
+    out = tmp_path / "t.glb"
+    result = animate(asset_path("simplemorph"), "-o", out, "--seconds", "1", "--preset", preset)
+    assert result.exit_code == 0, result.output
+    (frames,) = ours(out)
+    assert frames.shape[1] == 3 and np.isfinite(frames).all()
+    size = np.ptp(frames[0], axis=0).max()
+    assert np.abs(frames[-1] - frames[0]).max() > 0.05 * size  # it moved ...
+    low = frames[:, :, 1].min(axis=1)
+    if preset == "drop":  # ... and fell onto the ground
+        assert low[-1] < low[0] - 0.1 * size
+
+
 def test_the_strain_limit_can_be_set_or_turned_off(tmp_path):
     runs = {}
     for limit in ("inf", "0.01"):
