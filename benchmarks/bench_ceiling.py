@@ -2,7 +2,7 @@
 hold at all (docs/design.md, "The object's own shape space").
 
     python benchmarks/bench_ceiling.py work/corpus3 [--splits test val] [--most 40]
-        [--stretch W] [--handles N] [--json out.json]
+        [--stretch W | --lengths W] [--handles N] [--json out.json]
 
 For each sequence of a dataset made by ``neurok dataset generate``: the basis `animate
 --space handles` builds for its rest mesh (the category's handle count, its pinned regions
@@ -25,7 +25,9 @@ the membrane's energy (compression costing as much as a stretch) over what a uni
 of the whole sheet would store, from the least-squares fit (L-BFGS). A smooth basis
 reaches a fold's positions only by stretching between its handles; this trades some of the
 positions for less of that stretch, as a motion that pays the membrane's energy does.
-Solids keep the least-squares fit.
+``--lengths W`` fits them with W times the edges' mean squared strain (l / l0 - 1)^2 instead,
+the figure the strain column reads (L-BFGS, at most 1,000 iterations a frame; the membrane's
+300). Solids keep the least-squares fit.
 
 Prints a table per category and split (median and 90th percentile), writes JSON.
 """
@@ -56,34 +58,65 @@ def _affine_residual(rest: np.ndarray, disp: np.ndarray) -> np.ndarray:
     return disp - fit
 
 
-def _stretch_fit(mech, disp: np.ndarray, Z: np.ndarray, weight: float, diag: float
-                 ) -> np.ndarray:
-    """Each frame's coordinates (T, 4H, 3) fitted to its displacement (T, N, 3) with the
-    membrane's energy (``--stretch``), from the least-squares ``Z`` (T, 4H, 3)."""
-    from copy import copy
-
+def _fit(mech, disp: np.ndarray, Z: np.ndarray, diag: float, penalty, maxiter: int
+         ) -> np.ndarray:
+    """Each frame's coordinates (T, 4H, 3) fitted to its displacement (T, N, 3) from the
+    least-squares ``Z`` (T, 4H, 3): the area-weighted mean squared distance over the squared
+    diagonal plus ``penalty(z, du) -> (value, gradient in z)`` (L-BFGS)."""
     from scipy.optimize import minimize
 
-    law = copy(mech.law)  # the sheet's membrane, its compression at full cost
-    law.compression = 1.0
     Phi, a = mech.vertex_rows, mech.areas
-    unit = law.mu * float(mech.elements.measure.sum())  # J at a unit strain everywhere
     norm = float(a.sum()) * diag ** 2
     out = np.empty_like(Z)
     for i, u in enumerate(disp):
         def objective(flat, u=u):
             z = flat.reshape(-1, 3)
-            r = Phi @ z - u
-            e, g = law.energy_grad(mech.elements, z)
-            value = 0.5 * float(np.sum(a[:, None] * r * r)) / norm + weight * e / unit
-            return value, ((Phi.T @ (a[:, None] * r)) / norm + weight * g / unit).ravel()
+            du = Phi @ z
+            r = du - u
+            value, grad = penalty(z, du)
+            value += 0.5 * float(np.sum(a[:, None] * r * r)) / norm
+            return value, ((Phi.T @ (a[:, None] * r)) / norm + grad).ravel()
 
         out[i] = minimize(objective, Z[i].ravel(), jac=True, method="L-BFGS-B",
-                          options={"maxiter": 300}).x.reshape(-1, 3)
+                          options={"maxiter": maxiter}).x.reshape(-1, 3)
     return out
 
 
-def ceiling(path: Path, stretch: float = 0.0, handles: int | None = None) -> dict:
+def _membrane(mech, weight: float):
+    """``--stretch``: W x the membrane's energy, compression at full cost, over what a unit
+    strain of the whole sheet would store."""
+    from copy import copy
+
+    law = copy(mech.law)
+    law.compression = 1.0
+    law.share = 0.0  # each triangle's own strain, the patches' mean aside
+    unit = law.mu * float(mech.elements.measure.sum())  # J at a unit strain everywhere
+
+    def penalty(z, du):
+        e, g = law.energy_grad(mech.elements, z)
+        return weight * e / unit, weight * g / unit
+    return penalty
+
+
+def _lengths(mech, rest: np.ndarray, edges: np.ndarray, weight: float):
+    """``--lengths``: W x the edges' mean squared strain (l / l0 - 1)^2, what the strain
+    column reads."""
+    l0 = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1)
+
+    def penalty(z, du):
+        d = (rest + du)[edges[:, 0]] - (rest + du)[edges[:, 1]]
+        length = np.linalg.norm(d, axis=1)
+        s = length / l0 - 1
+        ge = (2 * weight * s / (len(edges) * l0 * np.maximum(length, 1e-30)))[:, None] * d
+        g = np.zeros_like(rest)
+        np.add.at(g, edges[:, 0], ge)
+        np.add.at(g, edges[:, 1], -ge)
+        return weight * float(np.mean(s * s)), mech.vertex_rows.T @ g
+    return penalty
+
+
+def ceiling(path: Path, stretch: float = 0.0, handles: int | None = None,
+            lengths: float = 0.0) -> dict:
     """One sequence's projection error and kept share (module docstring)."""
     seq = load_sequence(path)
     meta = seq.meta
@@ -103,14 +136,16 @@ def ceiling(path: Path, stretch: float = 0.0, handles: int | None = None) -> dic
     gram += 1e-12 * np.trace(gram) / len(gram) * np.eye(len(gram))
     Z = np.linalg.solve(gram, Phi.T @ B)
     diag = float(np.linalg.norm(np.ptp(rest, axis=0)))
-    if stretch > 0 and not mech.solid:
-        Z = _stretch_fit(mech, disp, Z.reshape(-1, T, 3).transpose(1, 0, 2), stretch, diag)
+    edges = mesh_edges(seq.faces)
+    if (stretch > 0 or lengths > 0) and not mech.solid:
+        penalty, maxiter = ((_membrane(mech, stretch), 300) if stretch > 0 else
+                            (_lengths(mech, rest, edges, lengths), 1000))
+        Z = _fit(mech, disp, Z.reshape(-1, T, 3).transpose(1, 0, 2), diag, penalty, maxiter)
         Z = Z.transpose(1, 0, 2).reshape(-1, 3 * T)
     resid = (B - Phi @ Z).reshape(N, T, 3).transpose(1, 0, 2)
     deform = _affine_residual(rest, disp)
     r2, d2 = float((resid ** 2).sum()), float((deform ** 2).sum())
     moved = np.linalg.norm(disp[1:], axis=2).mean()  # the rest pose's distance (frame 0: 0)
-    edges = mesh_edges(seq.faces)
     projected = seq.frames.astype(np.float64) - resid
     strain = float(np.mean(edge_strain(rest, projected[1:], edges)))
     data_strain = float(np.mean(edge_strain(rest, seq.frames[1:].astype(np.float64), edges)))
@@ -131,6 +166,8 @@ def main() -> None:
     ap.add_argument("--most", type=int, default=40, help="sequences per split and category")
     ap.add_argument("--stretch", type=float, default=0.0, metavar="W",
                     help="fit sheets with W x the membrane's energy (see above)")
+    ap.add_argument("--lengths", type=float, default=0.0, metavar="W",
+                    help="fit sheets with W x the edges' mean squared strain (see above)")
     ap.add_argument("--handles", type=int, metavar="N",
                     help="at most N handles (default: the category's, as animate's)")
     ap.add_argument("--json", type=Path)
@@ -144,7 +181,7 @@ def main() -> None:
             if taken.get(cat, 0) >= args.most:
                 continue
             taken[cat] = taken.get(cat, 0) + 1
-            row = {"split": split, **ceiling(path, args.stretch, args.handles)}
+            row = {"split": split, **ceiling(path, args.stretch, args.handles, args.lengths)}
             rows.append(row)
             print(f"{split} {row['file']}: error {row['error']:.4f} kept {row['kept']:.2f} "
                   f"({row['handles']} handles)", file=sys.stderr)
