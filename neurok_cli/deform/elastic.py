@@ -119,12 +119,10 @@ def cubature(centroids: np.ndarray, measure: np.ndarray, most: int, dim: int
     lo = centroids.min(axis=0)
     step = (measure.sum() / most) ** (1.0 / dim)
     for _ in range(16):  # the cells a body occupies: about its measure over a cell's
-        cell = np.floor((centroids - lo) / step).astype(np.int64)
-        key, label = np.unique(cell, axis=0, return_inverse=True)
-        if len(key) <= 1.25 * most:
+        label = _cells(centroids, lo, step)
+        if label.max() + 1 <= 1.25 * most:
             break
         step *= 1.15
-    label = label.reshape(-1)
     order = np.lexsort((-measure, label))  # by cell, the largest first
     first = order[np.r_[0, np.flatnonzero(np.diff(label[order])) + 1]]
     total = np.bincount(label, weights=measure)
@@ -140,9 +138,7 @@ def centred_cubature(centroids: np.ndarray, measure: np.ndarray, most: int,
     where there would be more than ``most``. A cell's centre of volume measures a strain
     linear across it exactly; its largest element (``cubature``) sits off that centre, and
     the same way in every cell of a lattice."""
-    cell = np.floor((centroids - origin) / step).astype(np.int64)
-    _, label = np.unique(cell, axis=0, return_inverse=True)
-    label = label.reshape(-1)
+    label = _cells(centroids, origin, step)
     if label.max(initial=-1) + 1 > most:
         return None
     total = np.bincount(label, weights=measure)
@@ -150,6 +146,13 @@ def centred_cubature(centroids: np.ndarray, measure: np.ndarray, most: int,
                   axis=1)
     keep = total > 0
     return at[keep] / total[keep, None], total[keep]
+
+
+def _cells(points: np.ndarray, origin: np.ndarray, step: float) -> np.ndarray:
+    """(P,) each point's cell of a grid ``step`` wide from ``origin``, numbered from 0 over
+    the cells the points occupy."""
+    cell = np.floor((points - origin) / step).astype(np.int64)
+    return np.unique(cell, axis=0, return_inverse=True)[1].reshape(-1)
 
 
 def triangles(vertices: np.ndarray, faces: np.ndarray, thickness: float,
@@ -247,9 +250,9 @@ class Membrane:
         (rows summing to 1; a sheet's handles' weights). In a smooth basis a fold bends
         triangles between two handles' maps into stretch the fold itself does not have;
         over a patch it averages out where a real stretch does not (the mountain hung as
-        cloth folded 0.057 instead of 0.037; docs/design.md). The rest, 1 - share, is each
-        triangle's own: without it, stretch and compression side by side in a patch cost
-        nothing, and a flat sheet dimpled."""
+        cloth bent 0.050 with 0.9 of it on patches, 0.037 with none; docs/design.md). The
+        rest, 1 - share, is each triangle's own: without it, stretch and compression side
+        by side in a patch cost nothing, and a flat sheet dimpled."""
         W = sp.csr_matrix(patches, dtype=np.float64)
         weighed = (sp.diags(elements.measure) @ W).tocsc()
         self.patch_measure = np.asarray(weighed.sum(axis=0)).ravel()

@@ -197,13 +197,14 @@ def build_mechanics(vertices: np.ndarray, faces: np.ndarray, category: str,
         points = basis.points
         tet_volume = _tet_volumes(nodes, tets)
         node_rows = basis.rows(np.arange(n, len(points)))
-        near = np.concatenate([n + np.arange(len(nodes)), _even(v, _step(nodes))])
+        step = _step(nodes)
+        near = np.concatenate([n + np.arange(len(nodes)), _even(v, step)])
         # the body's own volume, as its mass has, where the lattice covers 90-97 % of it
         fill = float(np.clip(mass_total / (material.density * max(tet_volume.sum(), 1e-30)),
                              0.5, 2.0))
         centroids = nodes[tets].mean(axis=1)
         cells = centred_cubature(centroids, tet_volume, int(CENTRED * CUBATURE),
-                                 nodes.min(axis=0), _step(nodes))
+                                 nodes.min(axis=0), step)
         if cells is None:
             keep, weight = cubature(centroids, tet_volume, CUBATURE, 3)
             cells = centroids[keep], tet_volume[keep] * weight
