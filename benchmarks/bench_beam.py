@@ -31,9 +31,11 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-from neurok_cli.deform.handle_motion import build_mechanics, free_directions, handle_motion
-from neurok_cli.deform.spec import MotionConfig
+from neurok_cli.deform.own.directions import free_directions
+from neurok_cli.deform.own.mechanics import build_mechanics
+from neurok_cli.deform.own.motion import handle_motion
 from neurok_cli.scenario.conditions import PRESET_MATERIALS, Conditions, pinned_by
+from neurok_cli.scenario.spec import MotionConfig
 from neurok_cli.sim.simulate import SimulateConfig, simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -43,8 +43,8 @@ from pathlib import Path
 import numpy as np
 
 from neurok_cli.data.format import load_sequence, sequence_files
-from neurok_cli.deform.handle_motion import build_mechanics
-from neurok_cli.deform.handles import mesh_edges
+from neurok_cli.deform.own.handles import mesh_edges
+from neurok_cli.deform.own.mechanics import build_mechanics
 from neurok_cli.evaluate.strain import edge_strain
 from neurok_cli.scenario.conditions import pinned_by
 from neurok_cli.scenario.materials import resolve_material

@@ -31,9 +31,9 @@ import torch
 
 from neurok_cli.data.dataset import PairDataset, SamplingConfig
 from neurok_cli.data.metrics import bbox_diagonal, mean_vertex_error
-from neurok_cli.deform.handle_fit import coordinates_fit
-from neurok_cli.deform.handle_motion import build_mechanics
-from neurok_cli.deform.handles import mesh_edges
+from neurok_cli.deform.own.fit import coordinates_fit
+from neurok_cli.deform.own.handles import mesh_edges
+from neurok_cli.deform.own.mechanics import build_mechanics
 from neurok_cli.evaluate.plausibility import crumple
 from neurok_cli.evaluate.strain import edge_strain
 from neurok_cli.evaluate.suite import pair_frames

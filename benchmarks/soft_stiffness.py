@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from neurok_cli.deform.animate import resolve_weights
+from neurok_cli.deform.learned.weights import resolve_weights
 from neurok_cli.model.bundle import read_bundle_config, update_bundle_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

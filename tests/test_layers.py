@@ -44,7 +44,7 @@ def read_order(text: str) -> list[str]:
     if len(lines) != 1:
         raise ValueError(f"docs/design.md should hold one line beginning {ORDER_PREFIX!r}, "
                          f"found {len(lines)}")
-    rooms = re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", lines[0])
+    rooms = re.findall(r"`([A-Za-z_][A-Za-z0-9_.]*)`", lines[0])
     if len(rooms) < 2 or len(set(rooms)) != len(rooms):
         raise ValueError(f"cannot read an order of distinct rooms from {lines[0]!r}")
     return rooms
@@ -142,10 +142,13 @@ def with_packages(edges: Iterable[Edge], known: set[str]) -> list[Edge]:
     return out
 
 
-def room(module: str) -> str | None:
-    """The room a module lives in (``neurok_cli.io.gltf.read`` -> ``io``); None for the
-    package root."""
+def room(module: str, rooms: Iterable[str] = ()) -> str | None:
+    """The room a module lives in (``neurok_cli.io.gltf.read`` -> ``io``): its top folder, or
+    a folder inside it that ``rooms`` names as a room of its own (``neurok_cli.deform.own.step``
+    -> ``deform.own`` where ``deform.own`` is one); None for the package root."""
     parts = module.split(".")
+    if len(parts) > 2 and f"{parts[1]}.{parts[2]}" in set(rooms):
+        return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 else None
 
 
@@ -155,7 +158,7 @@ def order_violations(edges: Iterable[Edge], order: list[str]) -> list[str]:
     rank = {r: i for i, r in enumerate(order)}
     out = []
     for e in edges:
-        a, b = room(e.importer), room(e.imported)
+        a, b = room(e.importer, order), room(e.imported, order)
         head = f"{e.where}: {e.importer} imports {e.imported}"
         if e.imported == ENTRY:
             out.append(f"{head}: nothing imports the entry point {ENTRY}")
@@ -240,7 +243,7 @@ def cycles(edges: Iterable[Edge]) -> list[str]:
 
 def test_every_room_is_in_the_order_and_every_name_in_it_a_room():
     order = read_order(DESIGN.read_text(encoding="utf-8"))
-    rooms = {room(m) for m in package_modules()} - {None, "__main__"}
+    rooms = {room(m, order) for m in package_modules()} - {None, "__main__"}
     assert sorted(rooms - set(order)) == [], "rooms missing from docs/design.md's import order"
     assert sorted(set(order) - rooms) == [], "names in the import order that are no room"
 
@@ -291,6 +294,22 @@ def test_an_upward_import_fails_and_names_both_modules_and_the_rule():
         "room 'ghost' is not in docs/design.md's import order")
     assert "imports no room" in order_violations([_e("", "errors")], ORDER)[0]
     assert "entry point" in order_violations([_e("cli", "__main__")], ORDER)[0]
+
+
+def test_a_room_inside_a_room_keeps_its_own_place_in_the_order():
+    order = ["cli", "deform", "sim", "deform.own", "model", "errors"]
+    assert room(f"{PACKAGE}.deform.own.step", order) == "deform.own"
+    assert room(f"{PACKAGE}.deform.animate", order) == "deform"
+    assert room(f"{PACKAGE}.deform.own.step") == "deform"  # (no such room named)
+    assert order_violations([_e("deform.animate", "deform.own.step"),
+                             _e("deform.own.step", "model.net"),
+                             _e("sim.engine", "deform.own.step")], order) == []
+    (msg,) = order_violations([_e("deform.own.step", "sim.engine")], order)
+    assert "'deform.own' may import only the rooms after it" in msg
+    (msg,) = order_violations([_e("deform.own.step", "deform.animate")], order)
+    assert "'deform' comes before it" in msg
+    assert read_order("Import order: `deform` → `deform.own` → `errors`") == [
+        "deform", "deform.own", "errors"]
 
 
 def test_a_circle_fails_and_one_inside_functions_does_not():

@@ -1,6 +1,7 @@
 // Integrate a reduced model (io/reduced.py's bytes) with the page's own steps
-// (neurok_cli/render/web/reduced.js) and write every frame's vertices, float64
-// little-endian (frames, vertices, 3), for tests/interop/test_reduced_js.py.
+// (neurok_cli/render/web/reduced.js, which imports its reduced_*.js modules by relative
+// paths, as node reads them) and write every frame's vertices, float64 little-endian
+// (frames, vertices, 3), for tests/interop/test_reduced_js.py.
 //   node tools/reduced_run.mjs MODEL SECONDS OUT [LAZY]
 //
 // LAZY: steps a factor is kept though the handles turn or the object slides (the live

@@ -86,7 +86,8 @@ def animate(
     weights: o.Weights = "neurok-base",
     device: o.Device = "auto",
     method: Annotated[str, o.Opt(panel=o.MODEL, metavar=o.choices("rk4", "dopri5"),
-                                 help="ODE integrator: rk4 (fixed step) or dopri5.")] = "rk4",
+                                 help="ODE integrator of the learned space: rk4 (fixed step) "
+                                      "or dopri5.")] = "rk4",
     space: Annotated[str, o.Opt(
         panel=o.MODEL, metavar=o.choices("auto", "learned", "handles"),
         help="Shape space of a deformable body: handles (the object's own affine handles "
@@ -96,11 +97,11 @@ def animate(
     handles: Annotated[int | None, o.Opt(
         panel=o.MODEL, metavar="N", show_default="by category",
         help=ranged("The object's own shape space with N affine handles (default by "
-                    "category: soft 24, cloth 32, a beam 16 and more along its length): fewer "
-                    "move faster, more hold finer folds and bends; a page steps the same "
-                    "model.", "handles"))] = None,
+                    "category: soft 24, cloth 32, a beam 24 and 4 more per unit of its "
+                    "slenderness, at most 128): fewer move faster, more hold finer folds and "
+                    "bends; a page steps the same model.", "handles"))] = None,
 ) -> None:
-    """Animate a static asset: glTF, OBJ/PLY frames or video.
+    """Animate a static asset: glTF, web page, USD, frames or video.
 
     Examples:
 

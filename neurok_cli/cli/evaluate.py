@@ -34,23 +34,26 @@ def evaluate(
     samples: Annotated[int, Opt(panel=EVAL, metavar="N",
                                 help="Surface samples each way for Chamfer-L1.")] = 10_000,
     objects: Annotated[int, Opt(panel=EVAL, metavar="N",
-                                help="Objects for prior-sample plausibility.")] = 24,
+                                help="Objects for prior-sample plausibility (learned "
+                                     "space).")] = 24,
     rollouts: Annotated[int, Opt(panel=EVAL, metavar="N",
                                  help="Sequences rolled out (0 = none).")] = 24,
     seconds: Annotated[float, Opt(panel=EVAL, metavar="SECONDS",
                                   help=ranged("Rollout duration.", "seconds"))] = 2.0,
     ik_start: Annotated[str, Opt(panel=EVAL, metavar=o.choices("posterior", "prior"),
-                                 help="Inverse kinematics from the deformation encoder's "
-                                      "guess (posterior, as neurok fit) or from the prior "
-                                      "mean (prior).")] = "posterior",
+                                 help="Learned space: inverse kinematics from the "
+                                      "deformation encoder's guess (posterior, as neurok fit) "
+                                      "or from the prior mean (prior).")] = "posterior",
     strain_limit: Annotated[bool, Opt(
         "--strain-limit/--no-strain-limit", panel=EVAL, metavar="",
-        help="Keep decoded frames within the weights' strain limit, as animate does.")] = True,
+        help="Learned space: keep decoded frames within the weights' strain limit, as "
+             "animate does.")] = True,
     space: Annotated[str, Opt(panel=EVAL, metavar=o.choices("learned", "handles"),
-                              help="Fit and roll out in the weights' latent space, or in "
-                                   "each object's own handle space, as animate moves it by "
-                                   "default (handles: ik and rollout; no bundle loaded)."
-                              )] = "learned",
+                              help="Fit and roll out in each object's own handle space, as "
+                                   "animate moves it by default (handles: ik and rollout, "
+                                   "no bundle loaded; prior samples are refused), or in the "
+                                   "weights' latent space (learned)."
+                              )] = "handles",
     seed: Annotated[int, Opt(panel=EVAL, metavar="N",
                              help=ranged("Random seed.", "seed"))] = 0,
     json_path: Annotated[Path | None, Opt("--json", panel=o.OUTPUT, metavar="FILE",
@@ -59,10 +62,11 @@ def evaluate(
     plot: Annotated[Path | None, Opt(panel=o.OUTPUT, metavar="FILE.png", show_default="none",
                                      help="Write a PNG of the results here.")] = None,
 ) -> None:
-    """Measure a bundle on a dataset split: fit, prior and rollouts.
+    """Measure fits, rollouts and prior samples on a dataset split.
 
     Inverse kinematics, reconstruction, prior plausibility and rollouts against the
-    engine's sequences.
+    engine's sequences: in each object's own space, as animate moves it, unless --space
+    learned measures the weights' latent space (prior samples are that space's alone).
 
     Example:
 
@@ -84,7 +88,7 @@ def evaluate(
                      strain_limit=strain_limit, space=space)
     with progress_bar("evaluating") as update:
         report = run_eval(data, weights, split=split, device=device, cfg=cfg,
-                          parts=tuple(only or ("ik", "prior", "rollout")),
+                          parts=tuple(only) if only else None,
                           progress=lambda s, i, n: update(i, n, s))
     if json_path:
         write_report(report, json_path)
@@ -155,7 +159,8 @@ def calibrate(
     per_category: Annotated[int, Opt(panel=EVAL, metavar="N",
                                      help="Sequences per category (stiffness).")] = 3,
     prior_pairs: Annotated[int, Opt(panel=EVAL, metavar="N",
-                                    help="Pairs per category (instance prior).")] = 512,
+                                    help="Pairs per category (instance prior; at "
+                                         "least 2).")] = 512,
     device: o.Device = "auto",
     json_out: o.Json = False,
 ) -> None:

@@ -36,19 +36,21 @@ def fit(
                       ] = ...,
     json_out: o.Json = False,
     steps: Annotated[int, Opt(panel=FIT, metavar="N",
-                              help=ranged("Optimisation steps per fit.", "steps"))
+                              help=ranged("Most Levenberg-Marquardt steps per stage of a "
+                                          "learned-space fit.", "steps"))
                      ] = FIT_STEPS,
     points: Annotated[int, Opt(panel=FIT, metavar="N",
-                               help=ranged("Observed points in the Chamfer fit.", "points"))
+                               help=ranged("Observed points in the fit.", "points"))
                       ] = 2048,
     samples: Annotated[int, Opt(panel=FIT, metavar="N",
-                                help="Surface samples each way for the reported error.")
+                                help="Surface samples each way for the reported error (at "
+                                     "least 16).")
                        ] = 10_000,
     seed: Annotated[int, Opt(panel=FIT, metavar="N", help=ranged("Random seed.", "seed"))] = 0,
     articulated: Annotated[bool, Opt(
         "--articulated", panel=FIT, metavar="",
         help="Fit the joint positions (and the base's pose) of a rest made of rigid parts, "
-             "as animate moves them, instead of the latent state.")] = False,
+             "as animate moves them, instead of the shape's state.")] = False,
     joint: o.Joints = None,
     space: Annotated[str, Opt(
         panel=FIT, metavar=o.choices("auto", "handles", "learned"),
@@ -66,7 +68,8 @@ def fit(
     seconds: Annotated[float, Opt(panel=THEN, metavar="SECONDS",
                                   help=ranged("Duration of the animation.", "seconds"))] = 4.0,
     material: Annotated[str, Opt(panel=THEN, metavar=o.choices("auto", "soft", "cloth", "beam"),
-                                 help="Material category.")] = "auto",
+                                 help="Material category, as animate's: the handles a "
+                                      "handles fit takes, and the animation's.")] = "auto",
     size: Annotated[float | None, Opt(
         panel=THEN, metavar="METRES", show_default="from the file's units",
         help="Largest extent of the animation's body (OBJ/PLY/STL frames).")] = None,
@@ -76,7 +79,8 @@ def fit(
                                     help=ranged("Scale on the stiffness.", "stiffness"))] = 1.0,
     strain_limit: Annotated[float | None, Opt(
         panel=THEN, metavar="STRAIN", show_default="the weights' for the material",
-        help="Largest edge strain of the decoded frames (inf: none).")] = None,
+        help="Largest edge strain of the decoded frames (inf: none); --space learned "
+             "only.")] = None,
     gravity: Annotated[str | None, Opt(panel=THEN, metavar="X,Y,Z", show_default="0,-9.81,0",
                                        help="Gravity, m/s^2.")] = None,
     ground: Annotated[bool | None, Opt("--ground/--no-ground", panel=THEN, metavar="",
@@ -88,7 +92,7 @@ def fit(
     wind: Annotated[str | None, Opt(panel=THEN, metavar="X,Y,Z", show_default="0,0,0",
                                     help="Wind velocity, m/s.")] = None,
 ) -> None:
-    """Recover the latent state of observed shapes (inverse kinematics).
+    """Recover the state of observed shapes (inverse kinematics).
 
     Examples:
 

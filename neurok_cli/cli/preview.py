@@ -20,7 +20,8 @@ VIEW = "View"
 def preview(
     file: Annotated[Path, typer.Argument(
         metavar="FILE", show_default=False,
-        help="Animated glTF/GLB, frame folder, or a static mesh (shown turning).")],
+        help="Animated glTF/GLB, frame folder, dataset .npz sequence, or a static mesh "
+             "(shown turning).")],
     up: o.Up = None,
     animation: o.Animation = None,
     output: Annotated[Path | None, o.Opt(

@@ -28,6 +28,12 @@ def _parse_cells(text: str | None) -> tuple[int, ...] | None:
         raise UsageError(f"--cells must be three whole numbers X,Y,Z, not {text!r}") from None
 
 
+# --material as animate's, but auto tells only a sheet from a soft body here
+Material = Annotated[str, o.Opt(
+    panel=o.MATERIAL, metavar="NAME",
+    help="auto (cloth when flat, else a soft body), a category (soft, cloth, beam), a solid "
+         "(jelly, foam, rubber, plastic, wood), a cloth (silk, cotton, denim, leather), or "
+         "articulated (rigid parts on hinges and sliders).")]
 
 
 def _vector(text: str | None, name: str):
@@ -56,7 +62,7 @@ def simulate(
     joint: o.Joints = None,
     velocity: Velocity = None,
     spin: Spin = None,
-    material: o.Material = "auto",
+    material: Material = "auto",
     young: o.Young = None,
     poisson: Annotated[float | None, o.Opt(
         panel=o.MATERIAL, metavar="RATIO", show_default=o.BY_MATERIAL,
@@ -84,13 +90,16 @@ def simulate(
     json_out: o.Json = False,
     dof: Annotated[str | None, o.Opt(
         panel=o.MODEL, metavar=o.choices("trilinear", "quadratic", "tet", "lattice"),
-        show_default="by the shape",
-        help="How soft bodies are discretised: a shell in a cage of cells, or tetrahedra "
-             "that fill the solid (lattice).")] = None,
+        show_default="trilinear; a beam quadratic",
+        help="How soft bodies and beams are discretised: a shell in a cage of cells "
+             "(trilinear, quadratic), tetrahedra fanned from the centre (tet: star-shaped "
+             "solids), or tetrahedra that fill the solid (lattice); cloth moves every vertex.")
+    ] = None,
     cells: Annotated[str | None, o.Opt(
         panel=o.MODEL, metavar="X,Y,Z", show_default="from the shape's proportions",
-        help="Interpolation cells of soft bodies and beams (more resolve the deformation "
-             "more finely); with --dof lattice, one number: cubes along the longest side.")
+        help="Interpolation cells of soft bodies and beams, each 1 to 12 (more resolve the "
+             "deformation more finely); with --dof lattice, one number from 2 to 16: cubes "
+             "along the longest side.")
     ] = None,
     max_vertices: Annotated[int, o.Opt(
         panel=o.MODEL, metavar="N",

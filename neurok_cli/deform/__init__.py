@@ -1,2 +1,3 @@
-"""The deformable pipeline: a welded surface through the latent motion to frames (animate,
-motion, body, fit); docs/design.md, "Data flow"."""
+"""``animate``'s orchestration (docs/design.md, "Data flow"): load, place, choose the body's
+coordinates (the object's own space in ``own/``, the learned one in ``learned/``, parts on
+joints in ``rig/``), export; ``fit`` and what a run reports."""

@@ -1,16 +1,16 @@
-"""``neurok animate``: a static asset to a physically plausible animation, through the
-learned latent space (docs/design.md, "The method" and "Data flow").
+"""``neurok animate``: a static asset to a physically plausible animation (docs/design.md,
+"Data flow").
 
 load -> weld -> physical frame (metres, +Y up, ground at y = 0) -> preset and conditions
-(scenario/presets.py) -> latent motion (deform/motion.py: encode, fit, integrate, decode) ->
-back to the file's frame, the ground where the asset stands in it (scenario/placement.py) ->
-export (by the output's extension).
+(scenario/presets.py) -> motion in the object's own shape space (deform/own/motion.py), or
+in the learned latent space (deform/learned/motion.py: encode, fit, integrate, decode), or
+parts on joints (rig/animate.py) -> back to the file's frame, the ground where the asset
+stands in it (deform/to_file.py, scenario/placement.py) -> export (by the output's
+extension).
 """
 
 from __future__ import annotations
 
-import functools
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ..errors import InputError, NeurokError, UsageError
+from ..errors import NeurokError, UsageError
 from ..io.mesh import CanonicalFrame, size_source
-from ..limits import COMPILED_FROM, HANDLES, check_frames, require_material
+from ..limits import HANDLES, check_frames, require_material
 from ..render.export import ExportOptions, check_output, export_motion
 from ..rig.articulation import JointSpec
 from ..scenario.conditions import Conditions, SimMaterial
@@ -34,17 +34,17 @@ from ..scenario.presets import (
     check_preset,
     preset_conditions,
 )
+from .learned.weights import DEFAULT_WEIGHTS, load_model
 from .report import AnimateReport, energy_row, material_row
+from .to_file import file_map, to_file
 
 if TYPE_CHECKING:  # the latent motion imports torch: only the deformable path loads it
-    from .spec import LatentStart, MotionConfig
+    from ..scenario.spec import LatentStart, MotionConfig
 
 SPACES = ("auto", "learned", "handles")  # --space: the shape space a deformable body moves
 # in; auto is the object's own handles unless only the learned bundle can do what is asked
 ARTICULATED = "articulated"  # --material: rigid parts on joints (rig/animate.py)
-SHIPPED_WEIGHTS = Path(__file__).resolve().parents[1] / "weights"  # package data: the wheel has it
-WEIGHTS_ENV = "NEUROK_WEIGHTS"  # folder(s), os.pathsep-separated, of more bundles by name
-DEFAULT_WEIGHTS = "neurok-base"
+
 
 
 @dataclass
@@ -86,7 +86,7 @@ class AnimateConfig:
     method: str = "rk4"
     subspace: int = 8
     handles: int | None = None  # the object's own basis' handles (None: by category)
-    space: str = "auto"  # handles: the object's own basis (handle_motion.py); learned: the
+    space: str = "auto"  # handles: the object's own basis (deform/own/); learned: the
     # bundle's latent space; auto: handles unless ``learned_only`` names a reason
     strain_limit: float | None = None  # None: the bundle's for the category; inf: none
     export: ExportOptions = field(default_factory=ExportOptions)
@@ -100,101 +100,10 @@ class AnimateConfig:
                 or self.preset in JOINT_PRESETS)
 
 
-def weights_folders() -> list[Path]:
-    """Where a bundle's name is looked up, in order: the folders in $NEUROK_WEIGHTS, then
-    the bundles shipped inside the package."""
-    given = [Path(p).expanduser() for p in os.environ.get(WEIGHTS_ENV, "").split(os.pathsep)
-             if p.strip()]
-    return [*given, SHIPPED_WEIGHTS]
-
-
-def resolve_weights(name: str) -> Path:
-    """A bundle folder from a path, or a name in $NEUROK_WEIGHTS or the shipped bundles."""
-    path = Path(name).expanduser()
-    if path.is_dir():
-        return path
-    folders = weights_folders()
-    for folder in folders:
-        if (folder / name).is_dir():
-            return folder / name
-    known = sorted({p.name for f in folders if f.is_dir() for p in f.iterdir() if p.is_dir()})
-    raise InputError(f"«weights» {name}: no such bundle folder"
-                     + (f"; bundles by name: {', '.join(known)}" if known else "")
-                     + f" (names are looked up in ${WEIGHTS_ENV}, then the shipped bundles)")
-
-
 def _material(cfg: AnimateConfig, base: SimMaterial) -> SimMaterial:
     overrides = {k: getattr(cfg, k) for k in ("young", "density", "damping")
                  if getattr(cfg, k) is not None}
     return replace(base, **overrides)  # the overrides are checked (_check_options)
-
-
-def _to_file(frames: np.ndarray, frame: CanonicalFrame, back: float, index: np.ndarray
-             ) -> np.ndarray:
-    """Welded frames (T, M, 3) in metres (the physics' ground at y = 0, ``back`` above the
-    file's) -> the file's vertices (T, N, 3) as float64, C-ordered: the gather and the
-    affine map in one compiled pass (a 121-frame clip of 100k vertices is 290 MB a pass;
-    NumPy's gather, cast, product and shift took 1.0 s, this 0.24 s)."""
-    m, shift = _file_map(frame, back)
-    if frames.shape[0] * len(index) < COMPILED_FROM:  # the penguin's clip: 11 ms
-        return np.ascontiguousarray(frames[:, index].astype(np.float64) @ m + shift)
-    return _gather_kernel()(np.ascontiguousarray(frames), np.asarray(index, np.int64), m, shift)
-
-
-def _file_map(frame: CanonicalFrame, back: float) -> tuple[np.ndarray, np.ndarray]:
-    """The physics' points (metres, the ground at y = 0, ``back`` above the file's) to the
-    file's: x @ m + shift -> (m (3, 3), shift (3,))."""
-    m = (frame.extent / frame.size_m) * np.asarray(frame.rotation, np.float64)
-    return m, frame.from_canonical(np.array([0.0, -back, 0.0]) / frame.size_m)
-
-
-@functools.cache
-def _gather_kernel():
-    """:func:`_gather_affine` compiled (numba, cached on disk), imported only when frames are
-    written: numba's start-up is not paid by commands that never get here."""
-    from ..jit import njit
-
-    return njit(cache=True, nogil=True)(_gather_affine)
-
-
-def _gather_affine(frames: np.ndarray, index: np.ndarray, m: np.ndarray, shift: np.ndarray
-                   ) -> np.ndarray:
-    """out[t, i] = frames[t, index[i]] @ m + shift, in float64."""
-    out = np.empty((frames.shape[0], index.shape[0], 3))
-    for t in range(frames.shape[0]):
-        for i in range(index.shape[0]):
-            x, y, z = frames[t, index[i], 0], frames[t, index[i], 1], frames[t, index[i], 2]
-            for c in range(3):
-                out[t, i, c] = x * m[0, c] + y * m[1, c] + z * m[2, c] + shift[c]
-    return out
-
-
-def _integrator_ready(cfg: AnimateConfig, device) -> bool:
-    """False when this run will first compile the latent integrator (model/dynamics/kernel.py)."""
-    if cfg.method != "rk4" or str(device) != "cpu":
-        return True
-    from ..model.dynamics import kernel
-
-    return kernel.ready()
-
-
-def _load_model(cfg: AnimateConfig):
-    """The weights' model on its device, seeded -> (model, the bundle's config, its folder,
-    the device, whether the integrator is compiled already)."""
-    import torch
-
-    from ..model import load_bundle, resolve_device
-
-    device = resolve_device(cfg.device)
-    compiled = _integrator_ready(cfg, device)
-    bundle = resolve_weights(cfg.weights)
-    model, bundle_cfg = load_bundle(bundle, device)
-    torch.manual_seed(cfg.seed)
-    if compiled:  # numba's start-up, beside encoding, once the input is known to be good
-        from ..model.dynamics import kernel
-
-        kernel.warm_in_background()
-    return model, bundle_cfg, bundle, device, compiled
 
 
 def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None,
@@ -215,10 +124,10 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     from ..scenario.category import auto_category, too_coarse
 
     handles = space_of(cfg) == "handles"
-    if handles:
-        bundle_cfg, bundle, device, compiled = {}, "", "cpu", True
-    else:
-        model, bundle_cfg, bundle, device, compiled = _load_model(cfg)
+    model, bundle_cfg, bundle, device, compiled = None, {}, "", "cpu", True
+    if not handles:
+        model, bundle_cfg, bundle, device, compiled = load_model(cfg.weights, cfg.device,
+                                                                 cfg.method, cfg.seed)
     welded = asset.welded()
     surface = frame.to_canonical(welded.vertices) * frame.size_m  # metres, +Y up, centred
     category, base = resolve_material(cfg.material, auto_category(surface, welded.faces))
@@ -229,22 +138,10 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
     t_load = time.perf_counter()
     say("moving" if compiled else
         "moving (compiling the integrator, once: about half a minute)")
-    try:
-        if handles:
-            from .handle_motion import handle_motion
-
-            motion = handle_motion(start, welded.faces, mcfg, handles=cfg.handles,
-                                   progress=on_frame)
-        else:
-            from .motion import latent_motion
-
-            motion = latent_motion(model, start, welded.faces, mcfg, progress=on_frame,
-                                  decoded=on_decode)
-    except FloatingPointError as exc:
-        raise NeurokError(f"{exc}; try a smaller «stiffness», more «damping» or a gentler "
-                          "preset") from exc
+    motion = _move(cfg, None if handles else model, start, welded.faces, mcfg, on_frame,
+                   on_decode)
     say("writing")
-    file_frames = [_to_file(m, frame, run.back, welded.index) for m in motion.frames]
+    file_frames = [to_file(m, frame, run.back, welded.index) for m in motion.frames]
     preset = run.preset
     names = cfg.export.names or ([f"neurok_{preset}"] if cfg.samples == 1 else
                                  [f"neurok_{preset}_{i}" for i in range(cfg.samples)])
@@ -253,7 +150,7 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
                       caption=f"{Path(cfg.input).name}: {kind}, {frame.size_m:.3g} m, "
                               f"{preset} (neurok animate)")
     live = None if motion.model is None else (motion.model, welded.index,
-                                              np.vstack(_file_map(frame, run.back)))
+                                              np.vstack(file_map(frame, run.back)))
     out = export_motion(asset, file_frames, cfg.output, fps=cfg.fps, options=options, live=live,
                         overwrite=True)  # (the file's frames are written and not read again)
     t_end = time.perf_counter()
@@ -281,6 +178,23 @@ def animate(cfg: AnimateConfig, *, progress: Callable[[str], None] | None = None
         handles=({k: st[k] for k in ("handles", "coordinates", "elements", "solid", "step_s",
                                      "iterations")} if handles else None),
         space="handles" if handles else "learned")
+
+
+def _move(cfg: AnimateConfig, model, start: np.ndarray, faces: np.ndarray,
+          mcfg: MotionConfig, on_frame, on_decode):
+    """The body's motion from ``start`` (N, 3) metres: in the object's own space, or in the
+    learned ``model``'s latent space where one is given."""
+    try:
+        if model is None:
+            from .own.motion import handle_motion
+
+            return handle_motion(start, faces, mcfg, handles=cfg.handles, progress=on_frame)
+        from .learned.motion import latent_motion
+
+        return latent_motion(model, start, faces, mcfg, progress=on_frame, decoded=on_decode)
+    except FloatingPointError as exc:
+        raise NeurokError(f"{exc}; try a smaller «stiffness», more «damping» or a gentler "
+                          "preset") from exc
 
 
 class _RunStart(NamedTuple):
@@ -352,7 +266,7 @@ def _animate_rig(cfg: AnimateConfig, asset, frame: CanonicalFrame, rigged, say, 
                       gravity=cond.gravity, rig=found, pushes=cond.impulses)
     motion = rig_motion(begin, seconds=cfg.seconds, fps=cfg.fps, on_frame=on_frame)
     say("writing")
-    file_frames = [_to_file(motion.frames, frame, at.back, at.pieces.index)]
+    file_frames = [to_file(motion.frames, frame, at.back, at.pieces.index)]
     options = replace(cfg.export, names=cfg.export.names or [f"neurok_{preset}"],
                       metres_per_unit=frame.size_m / frame.extent,
                       caption=f"{Path(cfg.input).name}: parts on joints, {preset} "
@@ -430,7 +344,7 @@ def _motion_config(cfg: AnimateConfig, bundle_cfg: dict, category: str,
     """The motion's settings: the options and where the run starts; in the learned space
     with the bundle's calibration of the category (stiffness and damping scales, prior
     spread, strain limit)."""
-    from .spec import MotionConfig
+    from ..scenario.spec import MotionConfig
 
     cond, start = run.cond, run.start_state
     if space_of(cfg) == "handles":  # the material as given: no bundle, no calibration

@@ -3,7 +3,7 @@
 
 observed (a mesh with the rest's topology, a mesh of another topology or a point cloud, or a
 sequence: animated glTF or frame folder) + rest -> the rest's canonical frame -> per shape,
-in the object's own handle space (``space`` auto or handles; deform/handle_fit.py): its
+in the object's own handle space (``space`` auto or handles; deform/own/fit.py): its
 rigid pose (Kabsch on the vertices, or nearest points both ways for a cloud), then the
 handle coordinates that move the rest onto it in the rest's frame (one weighted
 least-squares solve over the vertices, or rounds of nearest points and solves for a
@@ -46,8 +46,8 @@ from ..io.observed import Observation, observed_and_rest
 from ..model import NeurokModel, farthest_point_sample
 from ..model.inverse import QueryField, fit_displacement, fit_surface
 from ..model.threads import one_thread_on
-from .motion import encode_object
-from .spec import LatentStart
+from ..scenario.spec import LatentStart
+from .learned.motion import encode_object
 
 if TYPE_CHECKING:
     from .animate import Continuation
@@ -251,15 +251,15 @@ class _HandleFitter:
     """One rest shape's own handle space (built as ``animate`` builds it for the category
     ``--material`` gives, by default the one its geometry reads as), fitting observed
     shapes in the rest's frame once a rigid motion has carried them there
-    (deform/handle_fit.py): a shape of the rest's topology by least squares over all its
+    (deform/own/fit.py): a shape of the rest's topology by least squares over all its
     vertices, each weighed by its area; a point cloud by rounds of nearest points both
     ways, from its best rigid pose."""
 
     def __init__(self, vc: np.ndarray, faces: np.ndarray, cfg: FitConfig):
         from ..scenario.category import auto_category
         from ..scenario.materials import resolve_material
-        from .handle_fit import coordinates_fit, surface_rows
-        from .handle_motion import build_mechanics
+        from .own.fit import coordinates_fit, surface_rows
+        from .own.mechanics import build_mechanics
 
         self.vc, self.faces, self.cfg = vc, faces, cfg
         category, material = resolve_material(cfg.material, auto_category(vc, faces))
@@ -295,7 +295,7 @@ class _HandleFitter:
 
     def points(self, goal: np.ndarray) -> ShapeFit:
         """goal (G, 3) canonical points of the deformed surface."""
-        from .handle_fit import cloud_fit, rigid_start
+        from .own.fit import cloud_fit, rigid_start
 
         cloud = goal
         if len(cloud) > self.cfg.points:
@@ -367,7 +367,7 @@ def _fit_shapes(fitter: _Fitter | _HandleFitter, obs: Observation, frame: Canoni
 def fit(cfg: FitConfig, *, progress: Callable[[int, int], None] | None = None) -> FitResult:
     """Fit the latent state of every observed shape; see the module docstring."""
     from ..model import load_bundle, resolve_device
-    from .animate import resolve_weights
+    from .learned.weights import resolve_weights
 
     t0 = time.perf_counter()
     if cfg.steps < 0 or cfg.points < 16 or cfg.samples < 16:

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..model.bundle import CARD, read_bundle_config, update_bundle_config
 from ..sim.articulated import FAMILIES, TEST_FAMILIES
-from .suite import MAX_PEAK
+from .calibrate import MAX_PEAK
 
 
 def _row(label: str, table: dict, cats: list[str], fmt: str = "{:.4f}") -> str:
@@ -258,7 +258,8 @@ def main() -> None:
     ap.add_argument("report", type=Path)
     ap.add_argument("--generate", default="neurok dataset generate work/corpus --count 1620 "
                                           "--seed 2026 --workers 2")
-    ap.add_argument("--eval-command", default="neurok eval --data work/corpus --split test")
+    ap.add_argument("--eval-command",
+                    default="neurok eval --data work/corpus --split test --space learned")
     ap.add_argument("--history", default="", help="how the run got to that command")
     ap.add_argument("--calibrate-command", default="neurok calibrate --data work/corpus "
                                                    "--weights weights/neurok-base "
@@ -267,7 +268,7 @@ def main() -> None:
     ap.add_argument("--articulated", type=Path, help="an IK report on articulated data (neurok "
                     "eval --only ik --json); without it the card keeps the config's last one")
     ap.add_argument("--articulated-command", default="neurok eval --data work/art3 --split test "
-                                                     "--only ik")
+                                                     "--space learned --only ik")
     ap.add_argument("--articulated-generate", default="neurok dataset generate work/art3 "
                                                       "--count 1200 --seed 2026 "
                                                       "--categories articulated")

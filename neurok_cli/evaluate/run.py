@@ -12,11 +12,11 @@ from ..data.format import read_header
 from ..errors import UsageError
 from ..extras import require
 from ..io.atomic import atomic_path
+from .calibrate import calibrate
 from .prior import fit_prior
 from .strain import fit_strain_limit
 from .suite import (
     EvalConfig,
-    calibrate,
     handle_fits,
     inverse_kinematics,
     plausibility,
@@ -27,7 +27,7 @@ Progress = Callable[[str, int, int], None]
 
 
 def _load(weights: str, device: str):
-    from ..deform.animate import resolve_weights
+    from ..deform.learned.weights import resolve_weights
     from ..model import load_bundle
 
     folder = resolve_weights(weights)
@@ -36,12 +36,17 @@ def _load(weights: str, device: str):
 
 
 def evaluate(data: str | Path, weights: str, *, split: str = "test", device: str = "auto",
-             cfg: EvalConfig | None = None, parts: tuple[str, ...] = ("ik", "prior", "rollout"),
+             cfg: EvalConfig | None = None, parts: tuple[str, ...] | None = None,
              progress: Progress | None = None) -> dict:
-    """The evaluation report of ``weights`` on ``split`` of the dataset at ``data``."""
+    """The evaluation report on ``split`` of the dataset at ``data``, in the space
+    ``cfg.space`` names (each object's own by default; ``weights``: the learned bundle, whose
+    sampling the own space's fits follow too); ``parts``: what to measure (ik, prior,
+    rollout; None: all that the space has, prior samples being the learned space's alone)."""
     import torch
 
     cfg = cfg or EvalConfig()
+    if parts is None:
+        parts = ("ik", "rollout") if cfg.space == "handles" else ("ik", "prior", "rollout")
     unknown = set(parts) - {"ik", "prior", "rollout"}
     if unknown:
         raise UsageError(f"unknown evaluation part(s) {', '.join(sorted(unknown))}; choose "
@@ -79,7 +84,7 @@ def _handle_space(data, weights: str, split: str, cfg: EvalConfig, parts: tuple[
     same pairs there, and rollouts as `animate` moves them; prior samples are the learned
     bundle's alone. The weights are read for their sampling only (which pairs), not
     loaded."""
-    from ..deform.animate import resolve_weights
+    from ..deform.learned.weights import resolve_weights
     from ..model.bundle import read_bundle_config
 
     if "prior" in parts:

@@ -23,10 +23,10 @@ from ..data.dataset import PairDataset, SamplingConfig, canonical_transform
 from ..data.format import load_sequence
 from ..data.geometry import barycentric_points, face_normals, kabsch, sample_surface
 from ..data.metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_residual
-from ..deform.handle_fit import coordinates_fit
-from ..deform.handle_motion import build_mechanics, handle_motion
-from ..deform.motion import latent_motion
-from ..deform.spec import MotionConfig
+from ..deform.learned.motion import latent_motion
+from ..deform.own.fit import coordinates_fit
+from ..deform.own.mechanics import build_mechanics
+from ..deform.own.motion import handle_motion
 from ..errors import UsageError
 from ..model import NeurokModel, farthest_point_sample
 from ..model.bundle import prior_spread, strain_limit
@@ -35,6 +35,7 @@ from ..model.strain import mesh_edges
 from ..scenario.conditions import CATEGORIES
 from ..scenario.mass import closed_volume
 from ..scenario.presets import DEFAULT_BEAM_PIN
+from ..scenario.spec import MotionConfig
 from ..sim.generate import scene_of
 from .plausibility import crumple
 from .strain import edge_strain
@@ -59,8 +60,9 @@ class EvalConfig:
     seed: int = 0
     basis: str = "decoder"  # rollouts: the learned map, or "linear-modes" (the baseline)
     strain_limit: bool = True  # the bundle's strain limit on decoded frames, where it has one
-    space: str = "learned"  # fits and rollouts: the bundle's latent space, or each object's
-    # own ("handles": docs/design.md, "The object's own shape space"; no bundle loaded)
+    space: str = "handles"  # fits and rollouts: each object's own space, as animate moves it
+    # (docs/design.md, "The object's own shape space"; no bundle loaded), or the bundle's
+    # latent space ("learned")
 
     def __post_init__(self) -> None:
         if self.ik_start not in IK_STARTS:
@@ -81,7 +83,7 @@ def _group(rows: list[tuple[str, dict]], keys: list[str]) -> dict[str, dict[str,
     return out
 
 
-def _stratified(ds: PairDataset, count: int, seed: int,
+def stratified(ds: PairDataset, count: int, seed: int,
                 only: tuple[str, ...] | None = None) -> list[int]:
     """``count`` sequences taken from each category in turn (of ``only`` where given)."""
     rng = np.random.default_rng([seed, 7])
@@ -168,7 +170,7 @@ def handle_fits(folder, split: str, cfg: EvalConfig, n_points: int, n_query: int
                 progress: Progress | None = None) -> dict:
     """:func:`inverse_kinematics`'s pairs fitted in frame a's own handle space instead: the
     coordinates whose motion of the query vertices is the observed one in the least-squares
-    sense, with a little of the rest elastic energy (deform/handle_fit.py) for handles that
+    sense, with a little of the rest elastic energy (deform/own/fit.py) for handles that
     few query vertices see. The same pairs (``n_points``, ``n_query``: the
     bundle's sampling) and the same Chamfer samples; no bundle is read."""
     from scipy.spatial import cKDTree
@@ -245,7 +247,7 @@ def plausibility(model: NeurokModel, folder, split: str, cfg: EvalConfig,
     on its own."""
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed))
     gen = torch.Generator().manual_seed(cfg.seed)
-    picks = _stratified(ds, cfg.objects, cfg.seed)
+    picks = stratified(ds, cfg.objects, cfg.seed)
     rows: dict[str, list[tuple[str, dict]]] = {k: [] for k in PLAUSIBILITY_ROWS}
     nans, used = 0, set()
     for j, idx in enumerate(picks):
@@ -397,7 +399,7 @@ def rollout_errors(model: NeurokModel | None, folder, split: str, cfg: EvalConfi
     ds = PairDataset(folder, split, SamplingConfig(seed=cfg.seed), cache=False)
     # the latent dynamics move the deformable categories; articulated objects' sequences
     # are data for the shape space, with no latent motion of their own yet
-    picks = picks if picks is not None else _stratified(ds, cfg.rollouts, cfg.seed,
+    picks = picks if picks is not None else stratified(ds, cfg.rollouts, cfg.seed,
                                                         only=CATEGORIES)
     rows, curves, each = [], {}, []
     for j, idx in enumerate(picks):
@@ -450,60 +452,4 @@ def rollout_errors(model: NeurokModel | None, folder, split: str, cfg: EvalConfi
                         "latent_peak", "strain", "engine_strain"])
     out["curve"] = {c: np.nanmean(np.stack(v), axis=0).tolist() for c, v in curves.items()}
     out["sequences"] = each
-    return out
-
-
-CALIBRATION_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0)
-MAX_PEAK = 0.9  # calibration: the largest |q| over the latent bound a motion may reach
-
-
-def calibrate(model: NeurokModel, folder, split: str = "val", *, per_category: int = 3,
-              seconds: float = 2.0, grid: tuple[float, ...] = CALIBRATION_GRID, seed: int = 0,
-              categories: tuple[str, ...] | None = None,
-              progress: Progress | None = None) -> dict:
-    """The stiffness scale per category whose latent rollouts best match the engine's
-    deformation on ``per_category`` sequences of ``split`` (the shape error over ``seconds``,
-    see :func:`rollout_errors`), searched over ``grid``; ``categories`` limits it to those
-    (on the same sequences as a full run).
-
-    The shape error, not the whole vertex error, decides: the stiffness sets how a body
-    deforms, while where a tumbling body ends up depends on every contact on its way (on
-    the test split, soft bodies' rollout error is more than 90 % in their centroid's path).
-    Returns {category: {"stiffness", "damping", "error", "rest_error", "shape_error",
-    "rest_shape_error", "errors", "shape_errors", "latent_peaks" (per grid value), ...}}."""
-    ds = PairDataset(folder, split, SamplingConfig(seed=seed), cache=False)
-    moved = [c for c in ds.categories if c in CATEGORIES]
-    picks = _stratified(ds, per_category * len(moved), seed, only=CATEGORIES)
-    by_cat: dict[str, list[int]] = {}
-    for idx in picks:
-        if categories is None or ds.category_of[idx] in categories:
-            by_cat.setdefault(ds.category_of[idx], []).append(idx)
-    picks = [i for idxs in by_cat.values() for i in idxs]
-    cfg = EvalConfig(seconds=seconds, seed=seed)
-    total = len(grid) * len(picks)
-    done = 0
-    out = {}
-    for cat, idxs in sorted(by_cat.items()):
-        errors, shapes, peaks = [], [], []
-        rest = rest_shape = None
-        for s in grid:
-            res = rollout_errors(model, folder, split, cfg, {cat: {"stiffness": s}},
-                                 picks=idxs)
-            errors.append(res["error"]["all"])
-            shapes.append(res["shape_error"]["all"])
-            peaks.append(res["latent_peak"]["all"])
-            rest, rest_shape = res["rest_error"]["all"], res["rest_shape_error"]["all"]
-            done += len(idxs)
-            if progress:
-                progress(done, total)
-        # only scales whose motions stay inside the fitted latent region qualify: beyond it
-        # the decoded surface leaves the fit the physics ran on (a too-soft body collapses)
-        inside = [i for i, p in enumerate(peaks) if p < MAX_PEAK]
-        best = min(inside, key=lambda i: shapes[i]) if inside else len(grid) - 1
-        out[cat] = {"stiffness": grid[best], "damping": 1.0, "error": errors[best],
-                    "rest_error": rest, "shape_error": shapes[best],
-                    "rest_shape_error": rest_shape, "errors": errors, "shape_errors": shapes,
-                    "latent_peaks": peaks,
-                    "grid": list(grid),
-                    "sequences": len(idxs), "split": split, "seconds": seconds}
     return out

@@ -1,4 +1,4 @@
-"""The reduced model as named arrays and values (``deform/reduced_model.py`` describes a
+"""The reduced model as named arrays and values (``deform/own/reduced_model.py`` describes a
 motion's), and its file layout (docs/reduced-model.md): a magic, a JSON header naming each
 array's type, shape and place, then the arrays, little-endian, each 8-byte aligned. The web
 page (``render/web/reduced.js``) reads the same bytes."""

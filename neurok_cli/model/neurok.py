@@ -237,6 +237,15 @@ class NeurokModel(nn.Module):
 
     # --- training ------------------------------------------------------------------------
 
+    def _smooth_error(self, z: Tensor, prior, query: Tensor, target: Tensor) -> Tensor:
+        """(B,) the mean squared error of the smooth head's field alone at ``z`` (B, k)
+        against ``target`` (B, Q, 3), canonical units^2."""
+        B = z.shape[0]
+        both = self.decoder.smooth_part(torch.cat([z, prior.mu]),
+                                        prior.tokens.repeat(2, 1, 1), query.repeat(2, 1, 1))
+        alone = (both[:B] - both[B:]) * self.cfg.delta_scale
+        return (alone - target).pow(2).mean(dim=(1, 2))
+
     def loss(self, batch: Mapping[str, Tensor]) -> tuple[Tensor, dict[str, float]]:
         """Training objective of one batch of B objects.
 
@@ -294,11 +303,7 @@ class NeurokModel(nn.Module):
             per_object = per_object + self.cfg.rigid_weight * turn
         smooth = None
         if self.cfg.smooth_weight > 0:  # the smooth head's field alone must fit it too
-            B = z.shape[0]
-            both = self.decoder.smooth_part(torch.cat([z, prior.mu]),
-                                            prior.tokens.repeat(2, 1, 1), query.repeat(2, 1, 1))
-            alone = (both[:B] - both[B:]) * self.cfg.delta_scale
-            smooth = (alone - target).pow(2).mean(dim=(1, 2))
+            smooth = self._smooth_error(z, prior, query, target)
             per_object = per_object + self.cfg.smooth_weight * smooth / self.cfg.delta_scale**2
         if self.cfg.relative_floor > 0:  # the whole term (recon and KL keep their balance)
             own = target.pow(2).mean(dim=(1, 2)) / self.cfg.delta_scale**2

@@ -4,9 +4,12 @@ Everything is in the file: Chromium refuses module scripts and fetches from ``fi
 three.js (r181, vendored in ``web/`` with its MIT licence, which the page repeats, and
 meshoptimizer's decoder that ships with it, MIT) goes in as ``data:`` modules named by an
 import map, the GLB as base64, meshopt-compressed (io/gltf/meshopt.py: the milk truck's page
-4.7 MB where it was 7.3), and the page's own module (``web/page.js``) inline. The two
-imports that name a sibling file (three.js's core, the glTF loader's geometry utilities) are
-renamed to import-map names as the page is written.
+4.7 MB where it was 7.3), and the page's own module (``web/page.js``) inline, with our other
+modules (``OWN``: the reduced model's steps, the live object) as ``data:`` modules too. The
+two imports that name a sibling file (three.js's core, the glTF loader's geometry utilities)
+are renamed to import-map names as the page is written, and so are our modules' imports of
+each other (``./reduced_step.js``: relative, so that node runs them from ``web/`` as they are,
+tools/reduced_run.mjs).
 
 The framing is ``neurok preview``'s (``raster.frame_scene``: every frame in view, the floor
 at the clip's lowest point) and so are the lights' colours (``raster.Lighting``); the camera
@@ -19,6 +22,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 import tempfile
 import zlib
 from collections.abc import Sequence
@@ -32,15 +36,30 @@ from ..io.atomic import atomic_path
 from ..io.reduced import ReducedModel, pack
 
 WEB = Path(__file__).parent / "web"
-MODULES = {  # import-map name -> vendored file
+VENDORED = {  # import-map name -> vendored file
     "three": "three.module.min.js",
     "three/core": "three.core.min.js",
     "three/addons/loaders/GLTFLoader.js": "GLTFLoader.js",
     "three/addons/utils/BufferGeometryUtils.js": "BufferGeometryUtils.js",
     "three/addons/controls/OrbitControls.js": "OrbitControls.js",
     "three/addons/libs/meshopt_decoder.module.js": "meshopt_decoder.module.js",
-    "neurok/reduced": "reduced.js",  # the reduced model's own steps (ours)
 }
+OWN = {  # import-map name -> our module (page.js, the page's entry, goes in inline)
+    "neurok/reduced": "reduced.js",  # the reduced model's own steps: a run, the bones
+    "neurok/reduced/model": "reduced_model.js",  # reading the model's bytes
+    "neurok/reduced/step": "reduced_step.js",  # the Stepper: its state, one step, the hand
+    "neurok/reduced/elastic": "reduced_elastic.js",  # the elements' operator, rest Hessian
+    "neurok/reduced/potential": "reduced_potential.js",  # forces, the incremental potential
+    "neurok/reduced/contact": "reduced_contact.js",  # the ground and friction
+    "neurok/reduced/precondition": "reduced_precondition.js",  # the Cholesky preconditioner
+    "neurok/reduced/minimize": "reduced_minimize.js",  # L-BFGS
+    "neurok/reduced/material": "reduced_material.js",  # Neo-Hookean, membrane, patches
+    "neurok/reduced/sparse": "reduced_sparse.js",  # CSR rows and products
+    "neurok/reduced/dense": "reduced_dense.js",  # Cholesky, small solves, 3x3 eigen, polar
+    "neurok/page/data": "page_data.js",  # the page's embedded bytes
+    "neurok/page/live": "page_live.js",  # the live object: skinned meshes, pointer, controls
+}
+MODULES = {**VENDORED, **OWN}  # the page's import map
 MOST_LIVE_HANDLES = 128  # a page steps at most this many handles live (a factor of 1,536
 # unknowns: about a second's stall in a browser; more, and it plays the clip only)
 RENAMES = {  # sibling imports, as three.js 0.181 writes them, -> import-map names
@@ -48,16 +67,33 @@ RENAMES = {  # sibling imports, as three.js 0.181 writes them, -> import-map nam
     "GLTFLoader.js": ("from '../utils/BufferGeometryUtils.js'",
                       "from 'three/addons/utils/BufferGeometryUtils.js'"),
 }
+RELATIVE = re.compile(r"""\b(from|import)(\s*)(["'])(\.{1,2}/[^"'\s]*)\3""")  # "./x.js"
 
 
-def _module(file: str) -> str:
-    """A vendored module as a ``data:`` URL, its sibling import renamed."""
+def _source(file: str) -> str:
+    """A module's text as the page holds it: its sibling imports renamed to import-map names
+    (a ``data:`` module, or the page's inline one, resolves no relative path)."""
     text = (WEB / file).read_text(encoding="utf-8")
     if file in RENAMES:
         old, new = RENAMES[file]
         if old not in text:  # a three.js update moved it: the page would not load
             raise RuntimeError(f"render/web/{file}: no {old!r} to rename")
         text = text.replace(old, new)
+    if file in VENDORED.values():
+        return text
+    names = {f"./{own}": name for name, own in OWN.items()}
+
+    def rename(m: re.Match) -> str:
+        if m.group(4) not in names:  # a module OWN does not list: the page would not load
+            raise RuntimeError(f"render/web/{file}: imports {m.group(4)!r}, not in page.OWN")
+        return f'{m.group(1)}{m.group(2)}"{names[m.group(4)]}"'
+
+    return RELATIVE.sub(rename, text)
+
+
+def _module(file: str) -> str:
+    """A module as a ``data:`` URL, its sibling imports renamed."""
+    text = _source(file)
     return "data:text/javascript;base64," + base64.b64encode(text.encode()).decode()
 
 
@@ -89,7 +125,7 @@ def page_html(glb: bytes, frames: np.ndarray, *, title: str, caption: str,
                         ).replace("</", "<\\/")
     live_tag = ("" if live is None else '<script type="text/plain" id="neurok-live">'
                 f"{base64.b64encode(live).decode()}</script>\n")
-    script = (WEB / "page.js").read_text(encoding="utf-8")
+    script = _source("page.js")
     licence = (WEB / "THREE_LICENSE").read_text(encoding="utf-8").replace("--", "- -")
     return f"""<!doctype html>
 <html lang="en">

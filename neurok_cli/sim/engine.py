@@ -13,9 +13,9 @@ import scipy.sparse as sp
 
 from ..errors import UsageError
 from ..extras import require
+from ..meshing.lattice import carry_weights
 from ..scenario.conditions import select_region
 from ..scenario.mass import AIR_DENSITY, DRAG, closed_volume
-from .lattice import carry_weights
 from .scene import SceneSpec, build_xml, from_mj, to_mj
 
 ENGINE_WARNINGS: list[str] = []  # what MuJoCo warned about in this process (kept short)

@@ -65,7 +65,7 @@ class GenerateConfig:
     fps: float = 30.0
     interior_pins: float = 0.0  # share of pinned sheets held by a patch inside them
     solids: str = "cage"  # soft bodies: "cage" (corpus-v1: a shell in trilinear cells) or
-    # "lattice" (tetrahedra filling the solid, stiffness by sag: sim/lattice.py)
+    # "lattice" (tetrahedra filling the solid, stiffness by sag: meshing/lattice.py)
     splits: tuple[str, ...] = SPLITS  # the splits this run makes (the plan is the same)
     families: str = "base"  # training shapes: "base" (corpus-v1's) or "wide" (base and
     # shapes.WIDE_FAMILIES); the test split's jobs are the same either way

@@ -3,7 +3,7 @@
 - cloth: a 2D flex on the mesh itself, one body per unpinned vertex (``dof="full"``);
 - soft: the closed surface embedded in a cage of trilinear (or quadratic) cells, or, for
   star-shaped solids, full tetrahedra fanned from the centre (``dof="tet"``), or carried by a
-  lattice of tetrahedra that fills the solid (``dof="lattice"``, sim/lattice.py);
+  lattice of tetrahedra that fills the solid (``dof="lattice"``, meshing/lattice.py);
 - beam: quadratic cells along the beam, the nodes of one end pinned (clamped).
 
 Our frame is +Y up (glTF); MuJoCo's is +Z up. ``to_mj``/``from_mj`` convert positions.
@@ -54,7 +54,7 @@ class SceneSpec:
     integrator: str = "discrete"  # MuJoCo's; "Euler" is unstable for stiff flexes (tests use it)
     pinned_vertices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     pinned_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    # dof "lattice": the tetrahedra filling the solid (sim/lattice.py), +Y up, and their
+    # dof "lattice": the tetrahedra filling the solid (meshing/lattice.py), +Y up, and their
     # size (the lattice's cube side, m); the surface rides on their nodes
     lattice_nodes: np.ndarray | None = None
     lattice_tets: np.ndarray | None = None

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
+from ..meshing.lattice import lattice, thickness
 from ..scenario.conditions import Conditions, SimMaterial, check_not_all, pinned_by, select_region
 from ..scenario.mass import total_mass
 from ..scenario.presets import DEFAULT_BEAM_PIN
-from .lattice import lattice, thickness
 from .scene import CELL_DOFS, TIMESTEPS, SceneSpec, from_mj, to_mj
 
 
@@ -83,7 +83,7 @@ def prepare(vertices: np.ndarray, faces: np.ndarray, category: str, material: Si
         vertices: (N, 3) surface in metres, +Y up. faces: (F, 3).
         category: "soft", "cloth" or "beam". dof: for soft, "trilinear" (default),
             "quadratic", "tet" (full tetrahedra fanned from the centre: star-shaped solids)
-            or "lattice" (tetrahedra filling the solid: sim/lattice.py).
+            or "lattice" (tetrahedra filling the solid: meshing/lattice.py).
         cells: interpolation cells per axis; for dof "lattice", (cubes along the longest
             side, 1, 1) (default: lattice_cells).
     """

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import UsageError
 from ..io.mesh import size_source
 from ..limits import check_frames, require_material
+from ..meshing.proxy import make_proxy
 from ..render.export import ExportOptions, export_motion
 from ..rig.articulation import JointSpec
 from ..scenario.category import too_coarse
@@ -38,7 +39,6 @@ from ..scenario.presets import (
     preset_conditions,
 )
 from .engine import ENGINE_WARNINGS, run
-from .proxy import make_proxy
 from .scene import SIZED_DOFS
 from .setup import prepare
 from .surface import engine_surface

@@ -208,7 +208,7 @@ def _model_config(cfg: TrainConfig) -> ModelConfig:
 def _own_weights(vertices, faces, category: str):
     """An object's own handle weights (N, H) at its vertices, as ``animate`` builds them
     (``sampling.basis``: a decoder trained into that basis)."""
-    from ..deform.handle_motion import own_basis
+    from ..deform.own.basis import own_basis
 
     basis, _, _ = own_basis(vertices, faces, category)
     return basis.weights[: len(vertices)]

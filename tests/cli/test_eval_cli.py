@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from neurok_cli.cli import app
-from neurok_cli.deform.animate import resolve_weights
-from neurok_cli.evaluate.suite import MAX_PEAK
+from neurok_cli.deform.learned.weights import resolve_weights
+from neurok_cli.evaluate.calibrate import MAX_PEAK
 from neurok_cli.model.bundle import read_bundle_config
 from neurok_cli.sim.generate import GenerateConfig, generate
 from tests.conftest import assert_one_error_line
@@ -30,6 +30,7 @@ def corpus(tmp_path_factory):
 def test_eval_reports_every_part_per_category(corpus, tmp_path):
     report, plot = tmp_path / "r.json", tmp_path / "r.png"
     result = runner.invoke(app, ["eval", "--data", str(corpus), "--split", "test",
+                                 "--space", "learned",
                                  "--pairs", "3", "--samples", "2000", "--objects", "3",
                                  "--rollouts", "3", "--seconds", "0.5", "--json", str(report),
                                  "--plot", str(plot)])
@@ -98,7 +99,8 @@ def test_calibrate_writes_the_bundle(corpus, tmp_path):
 
 def test_eval_without_the_strain_limit_decodes_as_is(corpus, tmp_path):
     result = runner.invoke(app, ["eval", "--data", str(corpus), "--split", "train", "--only",
-                                 "prior", "--objects", "3", "--no-strain-limit", "--json",
+                                 "prior", "--space", "learned",
+                                 "--objects", "3", "--no-strain-limit", "--json",
                                  str(tmp_path / "r.json")])
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r.json").read_text())
@@ -118,6 +120,7 @@ def test_calibrate_only_the_prior_keeps_the_stiffness(corpus, tmp_path):
     assert config["calibration"] == before and set(config["latent_prior"]) <= {
         "beam", "cloth", "soft"}
     result = runner.invoke(app, ["eval", "--data", str(corpus), "--weights", str(bundle),
+                                 "--space", "learned",
                                  "--split", "train", "--only", "prior", "--objects", "3",
                                  "--json", str(tmp_path / "r.json")])
     assert result.exit_code == 0, result.output
@@ -150,15 +153,15 @@ def test_calibrate_one_category_keeps_the_others(corpus, tmp_path):
 
 
 def test_eval_fits_and_rolls_out_in_each_object_s_own_space(corpus, tmp_path, monkeypatch):
-    """No bundle is loaded: the fits are least squares in frame a's handle space and the
-    rollouts animate's own handle motion, with the same keys as the learned space's."""
+    """The default space, animate's: no bundle is loaded, the fits are least squares in
+    frame a's handle space and the rollouts animate's own handle motion, with the same keys
+    as the learned space's."""
     import neurok_cli.evaluate.run as run
 
     monkeypatch.setattr(run, "_load", lambda *a: pytest.fail("loaded a bundle"))
     report = tmp_path / "r.json"
-    result = runner.invoke(app, ["eval", "--data", str(corpus), "--split", "test", "--space",
-                                 "handles", "--only", "rollout", "--only", "ik", "--pairs",
-                                 "3", "--samples", "2000", "--rollouts", "3",
+    result = runner.invoke(app, ["eval", "--data", str(corpus), "--split", "test",
+                                 "--pairs", "3", "--samples", "2000", "--rollouts", "3",
                                  "--seconds", "0.5", "--json", str(report)])
     assert result.exit_code == 0, result.output
     assert "own handle space" in result.output
@@ -172,7 +175,7 @@ def test_eval_fits_and_rolls_out_in_each_object_s_own_space(corpus, tmp_path, mo
     assert ik["count"]["all"] == 3
     assert 0 <= ik["chamfer"]["all"] < ik["rest_chamfer"]["all"]
     assert 0 <= ik["vertex_error"]["all"] < ik["rest_vertex_error"]["all"]
-    result = runner.invoke(app, ["eval", "--data", str(corpus), "--space", "handles"])
+    result = runner.invoke(app, ["eval", "--data", str(corpus), "--only", "prior"])
     assert_one_error_line(result, "prior samples are not measured")
     result = runner.invoke(app, ["eval", "--data", str(corpus), "--space", "modes"])
     assert_one_error_line(result, "must be learned or handles")

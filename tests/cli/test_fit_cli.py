@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from neurok_cli.cli import app
 from neurok_cli.data.geometry import sample_surface
-from neurok_cli.deform.animate import resolve_weights
-from neurok_cli.deform.motion import encode_object
+from neurok_cli.deform.learned.motion import encode_object
+from neurok_cli.deform.learned.weights import resolve_weights
 from neurok_cli.io.gltf import read_animated
 from neurok_cli.io.mesh import canonical_frame, load_mesh
 from neurok_cli.model import load_bundle

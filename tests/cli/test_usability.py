@@ -195,7 +195,7 @@ def test_progress_follows_every_frame(ball, tmp_path, space):
 
 def test_progress_follows_the_decoding_block_by_block(ball, tmp_path):
     from neurok_cli.deform.animate import AnimateConfig, animate
-    from neurok_cli.deform.decode import DECODE_FRAMES
+    from neurok_cli.deform.learned.decode import DECODE_FRAMES
 
     blocks = []
     rep = animate(AnimateConfig(input=ball, output=tmp_path / "p.glb", seconds=1.0,
@@ -227,7 +227,7 @@ def test_train_as_typed_makes_a_new_run_folder(tmp_path, monkeypatch):
 # --- weights by name --------------------------------------------------------------------------
 
 def test_weights_by_name_from_the_environment(tmp_path, monkeypatch):
-    from neurok_cli.deform.animate import SHIPPED_WEIGHTS, resolve_weights
+    from neurok_cli.deform.learned.weights import SHIPPED_WEIGHTS, resolve_weights
 
     assert resolve_weights("neurok-base") == SHIPPED_WEIGHTS / "neurok-base"
     (tmp_path / "mine").symlink_to(SHIPPED_WEIGHTS / "neurok-base", target_is_directory=True)

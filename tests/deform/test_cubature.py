@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import trimesh
 
-from neurok_cli.deform.elastic import centred_cubature, cubature
-from neurok_cli.deform.handle_motion import _solid, _step, _tet_volumes
+from neurok_cli.deform.own.basis import _solid, spacing, tet_volumes
+from neurok_cli.deform.own.elements import centred_cubature, cubature
 
 
 @pytest.fixture(scope="module")
@@ -17,12 +17,12 @@ def rod():
     box = trimesh.creation.box(extents=(0.5, 0.12, 0.1))
     box.apply_translation([0.31, 0.7, -0.05])
     nodes, tets = _solid(np.asarray(box.vertices), np.asarray(box.faces))
-    return nodes, nodes[tets].mean(axis=1), _tet_volumes(nodes, tets)
+    return nodes, nodes[tets].mean(axis=1), tet_volumes(nodes, tets)
 
 
 def test_the_cells_centres_measure_a_linear_field_exactly(rod):
     nodes, centroids, volume = rod
-    at, measure = centred_cubature(centroids, volume, 10 ** 6, nodes.min(axis=0), _step(nodes))
+    at, measure = centred_cubature(centroids, volume, 10 ** 6, nodes.min(axis=0), spacing(nodes))
     assert len(at) < len(volume) / 3  # fewer points than tetrahedra ...
     assert measure.sum() == pytest.approx(volume.sum(), rel=1e-12)
     rng = np.random.default_rng(0)
@@ -38,7 +38,7 @@ def test_the_cells_centres_measure_a_linear_field_exactly(rod):
 
 def test_more_cells_than_allowed_fall_back_to_none(rod):
     nodes, centroids, volume = rod
-    origin, step = nodes.min(axis=0), _step(nodes)
+    origin, step = nodes.min(axis=0), spacing(nodes)
     at, _ = centred_cubature(centroids, volume, 10 ** 6, origin, step)
     assert centred_cubature(centroids, volume, len(at), origin, step) is not None
     assert centred_cubature(centroids, volume, len(at) - 1, origin, step) is None

@@ -1,5 +1,5 @@
 """The object's own shape space: the handle basis, the material's energy in it, and the motion
-it integrates (deform/handles.py, deform/elastic.py, deform/handle_motion.py)."""
+it integrates (deform/own/handles.py, deform/own/laws.py, deform/own/)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ import trimesh
 from scipy.spatial import cKDTree
 from scipy.spatial.transform import Rotation
 
-from neurok_cli.deform.elastic import Membrane, NeoHookean, lame, smooth_solid, triangles
-from neurok_cli.deform.handle_motion import build_mechanics, free_directions, handle_motion
-from neurok_cli.deform.handles import TOP, affine_coords, build_basis, mesh_edges
-from neurok_cli.deform.spec import MotionConfig
+from neurok_cli.deform.own.directions import free_directions
+from neurok_cli.deform.own.elements import lame, smooth_solid, triangles
+from neurok_cli.deform.own.handles import TOP, affine_coords, build_basis, mesh_edges
+from neurok_cli.deform.own.laws import Membrane, NeoHookean
+from neurok_cli.deform.own.mechanics import build_mechanics
+from neurok_cli.deform.own.motion import handle_motion
 from neurok_cli.errors import UsageError
 from neurok_cli.scenario.conditions import PRESET_MATERIALS, Conditions, Impulse, pinned_by
 from neurok_cli.scenario.materials import MATERIALS
 from neurok_cli.scenario.presets import Overrides, preset_conditions
+from neurok_cli.scenario.spec import MotionConfig
 
 
 def _box(extents=(1.0, 0.4, 0.4), subdivide=2, lift=0.0):
@@ -57,7 +60,7 @@ def test_a_solid_s_skin_moves_smoothly_at_the_scale_of_its_triangles():
     lattice carried to the surface changes its dihedral angles beyond the bend's own less
     than with the graph's own weights (measured: 0.0065 against 0.0093), and they stay a
     sparse partition of unity."""
-    from neurok_cli.deform.handle_motion import _solid
+    from neurok_cli.deform.own.basis import _solid
     from neurok_cli.evaluate.plausibility import crumple
 
     sphere = trimesh.creation.icosphere(subdivisions=4, radius=0.5)
@@ -94,7 +97,7 @@ def test_a_coarse_skin_keeps_its_own_weights_and_a_seam_s_copies_agree():
     """Edges far longer than the lattice's spacing carry no averaging (a boxy part's skin
     stays with the material under it), and two copies of one point (a seam) get the same
     weights."""
-    from neurok_cli.deform.handle_motion import _solid
+    from neurok_cli.deform.own.basis import _solid
 
     box = trimesh.creation.box(extents=(1.0, 0.6, 0.8))
     v, f = np.asarray(box.vertices, np.float64), np.asarray(box.faces, np.int64).copy()
@@ -294,19 +297,19 @@ def test_a_landing_s_steps_converge(monkeypatch):
     """At a landing friction's curvature changes as points stick, and the contact set
     within the step: a hard step refactors with them as they stand, and every step of this
     box's drop ends within 16 iterations (with the lagged ones, up to 45)."""
-    import neurok_cli.deform.handle_motion as hm
+    from neurok_cli.deform.own.step import Step
 
     v, f = _box(extents=(0.5, 0.3, 0.4), subdivide=2, lift=0.25)
     cfg = _config("soft", seconds=1.2)
     counts = []
-    real = hm._Step._minimize
+    real = Step._minimize
 
     def counted(self, *args):
         out = real(self, *args)
         counts.append(out[1])
         return out
 
-    monkeypatch.setattr(hm._Step, "_minimize", counted)
+    monkeypatch.setattr(Step, "_minimize", counted)
     m = handle_motion(v, f, cfg, handles=8)
     assert max(counts) <= 16
     assert m.frames[0, :, :, 1].min() < 0.01 * 0.5  # it landed
@@ -535,7 +538,8 @@ def test_samples_start_over_the_low_modes_with_the_energy_asked():
     velocity over the lowest elastic modes, each holding half the budget (SAMPLE_ENERGY of
     the weight's work over the size; the deformation in the material's own energy), moving
     no centre of mass, the same for a seed."""
-    import neurok_cli.deform.handle_motion as hm
+    import neurok_cli.deform.own.samples as hm
+    from neurok_cli.deform.own.step import Step
 
     v, f = _box(lift=0.3, subdivide=1)
     cfg = _config("soft", seconds=0.3)
@@ -544,7 +548,7 @@ def test_samples_start_over_the_low_modes_with_the_energy_asked():
     assert three.frames.shape == (3, *one.frames.shape[1:])
     np.testing.assert_array_equal(three.frames[0], one.frames[0])
     mech = build_mechanics(v, f, "soft", cfg.material, 8)
-    stepper = hm._Step(mech, v, f, cfg, 1 / 60)
+    stepper = Step(mech, v, f, cfg, 1 / 60)
     budget = hm.SAMPLE_ENERGY * mech.mass_total * 9.81 * float(np.ptp(v, axis=0).max())
     starts = hm.sample_starts(stepper, 2, seed=5)
     assert len(starts) == 2
@@ -568,15 +572,17 @@ def test_a_sheet_s_samples_start_within_their_energy(patches, monkeypatch):
     quadratic energy allows, stretch it far more where its stretch is all on its
     triangles: the start is scaled back to hold its share in the material's own energy.
     With cloth's share on its patches (the default), which lock less, it stays within it."""
-    import neurok_cli.deform.handle_motion as hm
+    import neurok_cli.deform.own.mechanics as mechanics
+    import neurok_cli.deform.own.samples as hm
+    from neurok_cli.deform.own.step import Step
 
     if patches is not None:
-        monkeypatch.setattr(hm, "PATCHES", patches)
+        monkeypatch.setattr(mechanics, "PATCHES", patches)
     v, f = _sheet(n=10, size=1.0, height=1.0)
     cfg = _config("cloth", ground=False, pins=["x<0.05"])
     mech = build_mechanics(v, f, "cloth", cfg.material, 12,
                            pinned=pinned_by(cfg.conditions.pins, v))
-    stepper = hm._Step(mech, v, f, cfg, 1 / 120)
+    stepper = Step(mech, v, f, cfg, 1 / 120)
     budget = hm.SAMPLE_ENERGY * mech.mass_total * 9.81 * 1.0
 
     def held(Z):

@@ -6,11 +6,11 @@ import numpy as np
 import torch
 import trimesh
 
-from neurok_cli.deform.animate import resolve_weights
-from neurok_cli.deform.motion import latent_motion
-from neurok_cli.deform.spec import MotionConfig
+from neurok_cli.deform.learned.motion import latent_motion
+from neurok_cli.deform.learned.weights import resolve_weights
 from neurok_cli.model import load_bundle
 from neurok_cli.scenario.conditions import Conditions
+from neurok_cli.scenario.spec import MotionConfig
 
 
 def _spread_of_samples(model, spread, diversity=None) -> float:

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from neurok_cli.deform.animate import resolve_weights
-from neurok_cli.deform.body import (
+from neurok_cli.deform.learned.body import (
     auto_category,
     holds_frame,
     hole_share,
@@ -16,6 +15,7 @@ from neurok_cli.deform.body import (
     pin_joint,
     spans_plane,
 )
+from neurok_cli.deform.learned.weights import resolve_weights
 from neurok_cli.errors import InputError
 from neurok_cli.io.mesh import load_mesh
 from tests.conftest import asset_path

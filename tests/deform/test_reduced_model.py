@@ -1,4 +1,4 @@
-"""The reduced model as data (deform/reduced_model.py, io/reduced.py): what it holds rebuilds
+"""The reduced model as data (deform/own/reduced_model.py, io/reduced.py): what it holds rebuilds
 the step's own matrices, and its bytes read back as written."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from neurok_cli.deform.handle_motion import handle_motion
-from neurok_cli.deform.handles import basis_rows
+from neurok_cli.deform.own.handles import basis_rows
+from neurok_cli.deform.own.motion import handle_motion
 from neurok_cli.errors import InputError
 from neurok_cli.io.reduced import ReducedModel, pack, unpack
 from neurok_cli.scenario.conditions import Impulse

@@ -8,11 +8,11 @@ import pytest
 import torch
 import trimesh
 
-from neurok_cli.deform.animate import resolve_weights
-from neurok_cli.deform.motion import latent_motion
-from neurok_cli.deform.spec import MotionConfig
+from neurok_cli.deform.learned.motion import latent_motion
+from neurok_cli.deform.learned.weights import resolve_weights
 from neurok_cli.model import NeurokModel, load_bundle, model_config
 from neurok_cli.scenario.conditions import Conditions, Impulse
+from neurok_cli.scenario.spec import MotionConfig
 
 
 @pytest.fixture(scope="module")

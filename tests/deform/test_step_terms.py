@@ -1,5 +1,5 @@
 """The step's fast terms against their definitions: the compiled energy pass
-(deform/kernels.py) against the laws' NumPy ``energy_stress`` (deform/elastic.py), for
+(deform/own/kernels.py) against the laws' NumPy ``energy_stress`` (deform/own/laws.py), for
 solids, sheets and cloth's compression, far from rest as near it; bending's lagged terms
 and the handles' rotations read from sums taken once against the sums over every vertex."""
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import trimesh
 
-from neurok_cli.deform.elastic import Membrane
-from neurok_cli.deform.handle_motion import build_mechanics
+from neurok_cli.deform.own.laws import Membrane
+from neurok_cli.deform.own.mechanics import build_mechanics
 from neurok_cli.scenario.conditions import PRESET_MATERIALS
 
 
@@ -72,7 +72,7 @@ def test_the_sheet_pass_is_the_membrane_law_with_its_compression(sheet, compress
 def test_a_rigid_turn_of_the_sheet_costs_nothing_in_the_pass(sheet):
     from scipy.spatial.transform import Rotation
 
-    from neurok_cli.deform.handles import affine_coords
+    from neurok_cli.deform.own.handles import affine_coords
 
     R = Rotation.from_rotvec([0.4, 1.1, -0.3]).as_matrix()
     Z = affine_coords(R - np.eye(3), np.array([0.1, 2.0, 0.0]), sheet.basis.centres)
@@ -96,9 +96,10 @@ def test_bending_s_lagged_terms_from_the_handles_are_the_vertices_sums(sheet):
 
 @pytest.mark.parametrize("which", ["solid", "sheet"])
 def test_the_handles_rotations_are_their_points_shape_matching(which, request):
-    from neurok_cli.deform.handle_motion import _polar, _Step
-    from neurok_cli.deform.spec import MotionConfig
+    from neurok_cli.deform.own.rotations import polar
+    from neurok_cli.deform.own.step import Step
     from neurok_cli.scenario.conditions import Conditions
+    from neurok_cli.scenario.spec import MotionConfig
 
     mech = request.getfixturevalue(which)
     v = mech.basis.points[: mech.vertex_rows.shape[0]]
@@ -106,22 +107,23 @@ def test_the_handles_rotations_are_their_points_shape_matching(which, request):
     category = "soft" if which == "solid" else "cloth"
     cfg = MotionConfig(category=category, material=PRESET_MATERIALS[category],
                        conditions=Conditions(ground=False), seconds=0.1, fps=30)
-    step = _Step(mech, v, faces, cfg, 1 / 120)
+    step = Step(mech, v, faces, cfg, 1 / 120)
     Z = np.random.default_rng(4).standard_normal((mech.M.shape[0], 3)) * 0.05
     step.rotations(Z)
-    x = step.material_rest + mech.mass_rows @ Z  # every point's, as the rotations read them
-    W = step.material_weights
-    cov = (W @ (x[:, :, None] * step.material_rest[:, None, :]).reshape(-1, 9)
-           ).reshape(-1, 3, 3) - (W @ x)[:, :, None] * step.material_centres[:, None, :]
+    turns = step.turns
+    x = turns.material_rest + mech.mass_rows @ Z  # every point's, as the rotations read them
+    W = turns.material_weights
+    cov = (W @ (x[:, :, None] * turns.material_rest[:, None, :]).reshape(-1, 9)
+           ).reshape(-1, 3, 3) - (W @ x)[:, :, None] * turns.material_centres[:, None, :]
     H = mech.basis.handles
-    own = _polar(np.eye(3) + Z.reshape(H, 4, 3)[:, :3, :].transpose(0, 2, 1))
-    assert np.allclose(step.R_handles, _polar(cov + step.material_spread[:, None, None] * own),
+    own = polar(np.eye(3) + Z.reshape(H, 4, 3)[:, :3, :].transpose(0, 2, 1))
+    assert np.allclose(step.R_handles, polar(cov + turns.material_spread[:, None, None] * own),
                        atol=1e-10)
 
 
 def _patched(sheet, share):
     """The sheet's cloth membrane with ``share`` of it on its handles' patches."""
-    from neurok_cli.deform.handle_motion import _corner_mean
+    from neurok_cli.deform.own.mechanics import _corner_mean
 
     law = Membrane(PRESET_MATERIALS["cloth"], 0.03)
     n = len(sheet.areas)
@@ -163,7 +165,7 @@ def test_the_patches_rest_hessian_is_their_gradient_s_derivative(sheet):
     # a rigid turn stays free: the patches measure strain, not motion
     from scipy.spatial.transform import Rotation
 
-    from neurok_cli.deform.handles import affine_coords
+    from neurok_cli.deform.own.handles import affine_coords
 
     R = Rotation.from_rotvec([0.4, 1.1, -0.3]).as_matrix()
     Z = affine_coords(R - np.eye(3), np.array([0.1, 2.0, 0.0]), sheet.basis.centres)

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import trimesh
 
-from neurok_cli.deform.animate import resolve_weights
-from neurok_cli.deform.motion import latent_motion
-from neurok_cli.deform.spec import MotionConfig
+from neurok_cli.deform.learned.motion import latent_motion
+from neurok_cli.deform.learned.weights import resolve_weights
 from neurok_cli.evaluate.strain import edge_strain
 from neurok_cli.model import load_bundle
 from neurok_cli.model.strain import mesh_edges
 from neurok_cli.scenario.conditions import Conditions, Impulse
+from neurok_cli.scenario.spec import MotionConfig
 
 
 @pytest.fixture(scope="module")

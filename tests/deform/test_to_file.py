@@ -1,10 +1,10 @@
-"""Frames back in the file's frame (deform/animate.py: _to_file), compiled or not."""
+"""Frames back in the file's frame (deform/to_file.py), compiled or not."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from neurok_cli.deform import animate as animate_module
+from neurok_cli.deform import to_file as to_file_module
 from neurok_cli.io.mesh import canonical_frame, load_mesh
 from tests.conftest import ROOT
 
@@ -18,8 +18,8 @@ def test_the_compiled_and_the_numpy_pass_give_the_same_frames(monkeypatch):
               ).astype(np.float32)
     got = {}
     for compiled in (False, True):
-        monkeypatch.setattr(animate_module, "COMPILED_FROM", 0 if compiled else 10**12)
-        got[compiled] = animate_module._to_file(frames, frame, 0.2, welded.index)
+        monkeypatch.setattr(to_file_module, "COMPILED_FROM", 0 if compiled else 10**12)
+        got[compiled] = to_file_module.to_file(frames, frame, 0.2, welded.index)
     assert got[False].dtype == got[True].dtype == np.float64
     assert got[False].flags.c_contiguous and got[False].shape == (5, len(asset.vertices), 3)
     assert np.allclose(got[False], got[True], rtol=0, atol=1e-12)

@@ -1,13 +1,13 @@
-"""The page's own steps (render/web/reduced.js, run by node through tools/reduced_run.mjs)
-integrate the reduced model as `neurok animate` does (deform/handle_motion.py): from the
-model's bytes alone, the same frames to rounding."""
+"""The page's own steps (render/web/reduced.js and its modules, run by node through
+tools/reduced_run.mjs) integrate the reduced model as `neurok animate` does
+(deform/own/motion.py): from the model's bytes alone, the same frames to rounding."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from neurok_cli.deform.handle_motion import handle_motion
+from neurok_cli.deform.own.motion import handle_motion
 from neurok_cli.io.reduced import pack
 from tests.conftest import ROOT
 from tests.deform.test_reduced_model import flapping_sheet, pushed_box
@@ -40,8 +40,8 @@ def test_the_examples_move_alike_in_the_page_s_steps(name, tmp_path, monkeypatch
     """`neurok animate`'s defaults for the shipped examples (the blob's drop, the flag's
     flutter), 2 s: the page's steps give its frames to 1e-9 of the size (measured: 1e-13
     and 1e-10)."""
-    from neurok_cli.deform import handle_motion as hm
     from neurok_cli.deform.animate import AnimateConfig, animate
+    from neurok_cli.deform.own import motion as hm
 
     got = {}
 

@@ -4,7 +4,7 @@ second-order terms, bending without stretching."""
 import numpy as np
 import torch
 
-from neurok_cli.deform.body import knn_edges
+from neurok_cli.deform.learned.body import knn_edges
 from neurok_cli.model.bending import AMPLITUDE, bending_derivatives, bending_modes
 from neurok_cli.model.reduced import ReducedShape
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurok_cli.deform.body import beam_centreline
+from neurok_cli.deform.learned.body import beam_centreline
 from neurok_cli.model.dynamics.bodies import Body, Environment
 from neurok_cli.model.dynamics.equations import LatentDynamics
 from neurok_cli.model.dynamics.rollout import rollout

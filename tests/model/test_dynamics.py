@@ -414,7 +414,7 @@ def test_pins_at_anchors_make_a_hinge_that_swings_like_a_physical_pendulum():
     (body.pin_joint), falls from horizontal like a plate on a hinge: at the bottom its
     kinetic energy is the weight's drop m g d and the far edge hangs below the hinge; springs
     at the points themselves hold it up instead (the strip is a stiff torsion spring)."""
-    from neurok_cli.deform.body import pin_joint
+    from neurok_cli.deform.learned.body import pin_joint
     body, pinned = plate_body()
     offset = torch.as_tensor(pin_joint(body.shape.rest[pinned].numpy(), 1.0).offset)
     assert float(offset[:, 0].min()) == pytest.approx(-0.05)  # the outer row onto the inner

@@ -45,7 +45,7 @@ def cube_case():
 
 
 def hinge_case():
-    from neurok_cli.deform.body import pin_joint
+    from neurok_cli.deform.learned.body import pin_joint
 
     body, pinned = plate_body()
     offset = torch.as_tensor(pin_joint(body.shape.rest[pinned].numpy(), 1.0).offset)

@@ -12,11 +12,11 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..data.geometry import face_areas, face_normals
-from ..errors import UsageError
-from ..model.dynamics.bodies import Centreline
-from ..scenario.category import SHEET_HOLES, auto_category, hole_share, open_boundary  # noqa: F401
-from ..scenario.conditions import select_region
+from ...data.geometry import face_areas, face_normals
+from ...errors import UsageError
+from ...model.dynamics.bodies import Centreline
+from ...scenario.category import SHEET_HOLES, auto_category, hole_share, open_boundary  # noqa: F401
+from ...scenario.conditions import select_region
 
 BEAM_SLICES = 8  # a beam's centreline: slices along its axis (see beam_centreline) ...
 SLICE_POINTS = 8  # ... of at least this many dynamics points each

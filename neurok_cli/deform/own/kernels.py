@@ -5,8 +5,8 @@ Each element's deformation gradient is read from its rows of the sparse ``D`` (C
 handle coordinates ``Z``, its energy density and first Piola stress follow in registers,
 and the stress goes back through the same rows into the gradient: one pass where NumPy
 made two sparse products and a dozen (E, 3, 3) temporaries (the penguin: 0.3 against 0.9 ms
-an evaluation, ~1,300 evaluations a 4 s drop). The laws are ``elastic.NeoHookean`` and
-``elastic.Membrane``, whose NumPy ``energy_stress`` stays the definition (the rest Hessian
+an evaluation, ~1,300 evaluations a 4 s drop). The laws are ``laws.NeoHookean`` and
+``laws.Membrane``, whose NumPy ``energy_stress`` stays the definition (the rest Hessian
 is taken from it) and which tests/deform/test_step_terms.py holds these to.
 
 Compiled at first use and cached on disk (``neurok_cli/jit.py``); the module is imported
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import njit
+from ...jit import njit
 
 
 @njit(cache=True, nogil=True, inline="always")

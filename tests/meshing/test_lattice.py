@@ -8,10 +8,7 @@ import pytest
 import trimesh
 
 from neurok_cli.errors import UsageError
-from neurok_cli.scenario.conditions import Conditions, Impulse, SimMaterial
-from neurok_cli.scenario.mass import closed_volume
-from neurok_cli.sim.engine import run
-from neurok_cli.sim.lattice import (
+from neurok_cli.meshing.lattice import (
     _volumes,
     carry_weights,
     lattice,
@@ -19,6 +16,9 @@ from neurok_cli.sim.lattice import (
     voxels,
     winding_number,
 )
+from neurok_cli.scenario.conditions import Conditions, Impulse, SimMaterial
+from neurok_cli.scenario.mass import closed_volume
+from neurok_cli.sim.engine import run
 from neurok_cli.sim.setup import lattice_cells, prepare
 
 
@@ -135,7 +135,7 @@ def test_a_solid_thinner_than_the_lattice_is_refused_in_words():
 
 
 def test_closest_points_on_triangles_against_dense_sampling():
-    from neurok_cli.sim.lattice import _closest_on_triangles
+    from neurok_cli.meshing.lattice import _closest_on_triangles
 
     rng = np.random.default_rng(4)
     tri = rng.normal(size=(6, 3, 3))

@@ -7,7 +7,7 @@ linearly in the handle coordinates, so the mass matrix is constant, and an affin
 motion of the whole object is exact. Steps:
 
 - the material's points: the surface's vertices, and for a solid the nodes of a tetrahedral
-  lattice inside it (``sim/lattice.py``), joined in one graph (mesh edges, the lattice's edges
+  lattice inside it (``meshing/lattice.py``), joined in one graph (mesh edges, the lattice's edges
   and each point's nearest neighbours; separate parts joined at their closest points);
 - handle centres by farthest-point sampling in graph distance (geodesic through the
   material, so the two sides of a thin gap do not share a handle);

@@ -1,7 +1,7 @@
 """A latent motion decoded into vertices, a block of frames at a time: the decoded
 displacements at the driving points, kept within the strain limit, skinned to the mesh's
 vertices, turned and moved with the frame; pinned vertices held, vertices lifted out of the
-ground (the last stages of deform/motion.py's pipeline; metres, +Y up)."""
+ground (the last stages of deform/learned/motion.py's pipeline; metres, +Y up)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ..model.dynamics.rollout import Rollout
-from ..model.reduced import ReducedShape
-from ..model.skinning import Driven
+from ...model.dynamics.rollout import Rollout
+from ...model.reduced import ReducedShape
+from ...model.skinning import Driven
 from .body import nearest_index
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import trimesh
 
-from neurok_cli.sim.proxy import make_proxy
+from neurok_cli.meshing.proxy import make_proxy
 
 
 def _dense():

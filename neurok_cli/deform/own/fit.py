@@ -18,8 +18,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
-from ..data.geometry import kabsch
-from .handle_motion import Mechanics
+from ...data.geometry import kabsch
+from .mechanics import Mechanics
 
 FIT_ELASTIC = 1e-4  # the rest elastic energy's weight, per the fit's own scale (the test
 # split's inverse kinematics: Chamfer-L1 0.07x the rest pose's, docs/design.md)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import NeurokError
-from ..io.atomic import atomic_path
+from ...errors import NeurokError
+from ...io.atomic import atomic_path
 
 _SOURCES: dict[str, bytes] = {}
 

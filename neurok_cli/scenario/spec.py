@@ -1,5 +1,5 @@
 """What a motion is asked for and what it gives back, shared by the learned latent motion
-(``deform/motion.py``) and the object's own shape space (``deform/handle_motion.py``);
+(``deform/learned/motion.py``) and the object's own shape space (``deform/own/``);
 free of torch, so the handle path starts without it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..scenario.conditions import Conditions, SimMaterial
+from .conditions import Conditions, SimMaterial
 
 if TYPE_CHECKING:
     import torch
@@ -42,7 +42,7 @@ class MotionConfig:
     start: LatentStart | None = None  # None = at rest, where the vertices are
     begin: tuple[np.ndarray, np.ndarray] | None = None  # the own space's fitted start: the
     # vertices' positions (N, 3) and velocities (N, 3) (physics frame), projected onto the
-    # basis (deform/handle_fit.py); the conditions' velocity and spin are added to it
+    # basis (deform/own/fit.py); the conditions' velocity and spin are added to it
     basis: str = "decoder"  # or "linear-modes": the baseline without the learned map
     strain_limit: float | None = None  # largest edge strain |l / l0 - 1| the decoded frames
     # keep (see model/strain.py); None: as decoded
@@ -71,4 +71,4 @@ class Motion:
     energy: dict[str, np.ndarray]  # name -> (T, S), J
     stats: dict  # timings, sizes, residuals
     model: ReducedModel | None = None  # the equations it integrated, as data (the object's
-    # own shape space only: deform/reduced_model.py)
+    # own shape space only: deform/own/reduced_model.py)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..data.geometry import face_normals, sample_surface, vertex_areas
-from ..errors import UsageError
-from ..model import (
+from ...data.geometry import face_normals, sample_surface, vertex_areas
+from ...errors import UsageError
+from ...model import (
     NeurokModel,
     Prior,
     Subspace,
@@ -27,17 +27,18 @@ from ..model import (
     farthest_point_sample,
     knn_weights,
 )
-from ..model.bending import bending_derivatives, bending_modes
-from ..model.dynamics.bodies import Body, Environment
-from ..model.dynamics.equations import LatentDynamics
-from ..model.dynamics.rollout import Event, Rollout, rollout
-from ..model.reduced import Fit, ReducedShape, fit_quadratic, linear_modes
-from ..model.rigid import infinitesimal_rotations
-from ..model.skinning import point_neighbours, smooth_weights
-from ..model.threads import CpuWindow, one_thread_on, torch_threads
-from ..model.volume import VolumeTerm
-from ..scenario.conditions import pinned_by
-from ..scenario.mass import AIR_DENSITY, DRAG, total_mass
+from ...model.bending import bending_derivatives, bending_modes
+from ...model.dynamics.bodies import Body, Environment
+from ...model.dynamics.equations import LatentDynamics
+from ...model.dynamics.rollout import Event, Rollout, rollout
+from ...model.reduced import Fit, ReducedShape, fit_quadratic, linear_modes
+from ...model.rigid import infinitesimal_rotations
+from ...model.skinning import point_neighbours, smooth_weights
+from ...model.threads import CpuWindow, one_thread_on, torch_threads
+from ...model.volume import VolumeTerm
+from ...scenario.conditions import pinned_by
+from ...scenario.mass import AIR_DENSITY, DRAG, total_mass
+from ...scenario.spec import Motion, MotionConfig
 from .body import (
     beam_centreline,
     holds_frame,
@@ -49,7 +50,6 @@ from .body import (
     vertex_normals,
 )
 from .decode import decode_frames
-from .spec import Motion, MotionConfig
 
 PENETRATION = 0.003  # contact and pin springs: sag of a point carrying 16x its share, x size
 SPRING_NEIGHBOURS = 8  # elastic graph: each dynamics point to its nearest ones

@@ -1,4 +1,4 @@
-"""The reduced model as data: everything one implicit step of ``handle_motion.py`` reads,
+"""The reduced model as data: everything one implicit step (``deform/own/step.py``) reads,
 named arrays and values, so that another integrator (the web page's, ``render/web/
 reduced.js``) steps the same equations (docs/reduced-model.md describes each entry).
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..io.reduced import FORMAT, VERSION, ReducedModel
+from ...io.reduced import FORMAT, VERSION, ReducedModel
 
 
 def _put_csr(arrays: dict, name: str, m: sp.spmatrix) -> None:
@@ -47,7 +47,7 @@ def _put_padded(arrays: dict, name: str, w: sp.spmatrix) -> None:
 def describe(stepper, pushes: list[tuple[float, np.ndarray]],
              clip: tuple[np.ndarray, np.ndarray], fps: float, sub: int,
              constants: dict) -> ReducedModel:
-    """The model a ``handle_motion._Step`` integrates, started at rest moving at the clip's
+    """The model a ``deform/own/step.Step`` integrates, started at rest moving at the clip's
     first velocity, with ``pushes`` [(time, momentum (4H, 3))] and the ``clip``'s
     coordinates and velocities at each frame ((T, 4H, 3) each, stored as float32 too: a
     start for the page's own steps from any frame, not a reference); ``constants``: the
@@ -59,7 +59,7 @@ def describe(stepper, pushes: list[tuple[float, np.ndarray]],
               "vertices": n, "solid": bool(mech.solid), "step": float(stepper.h),
               "substeps": int(sub), "fps": float(fps), "frames": int(clip[0].shape[0]),
               "size": stepper.size, "weight": stepper.weight, "damping": stepper.beta,
-              "friction": stepper.friction, "air": float(stepper.air),
+              "friction": stepper.friction, "air": float(stepper.air.scale),
               "wind": [float(x) for x in stepper.wind], "gust": stepper.gust,
               "gravity": [float(x) for x in stepper.g], "mass": float(mech.mass_total),
               "constants": constants}
@@ -101,9 +101,9 @@ def describe(stepper, pushes: list[tuple[float, np.ndarray]],
         _put_csr(a, "touch", stepper.touch)
         _put_padded(a, "touch_handles", stepper.touch_weights[n:])  # (the vertices': skin)
         a["touch_stiffness"] = stepper.k_contact
-    a["air_index"] = stepper.air_index.astype(np.int32)
-    a["air_weight"] = np.asarray(stepper.air_weight, np.float64)
-    a["air_faces"] = stepper.air_faces.astype(np.int32)
+    a["air_index"] = stepper.air.index.astype(np.int32)
+    a["air_weight"] = np.asarray(stepper.air.weight, np.float64)
+    a["air_faces"] = stepper.air.faces.astype(np.int32)
     a["start_velocity"] = np.asarray(clip[1][0], np.float64)
     if pushes:
         a["push_time"] = np.asarray([t for t, _ in pushes], np.float64)

@@ -1,0 +1,328 @@
+// The page's live object (page.js makes it where the page holds the reduced model): the
+// reduced model's own steps (reduced.js) move the object itself after its clip, shown as
+// three.js SkinnedMeshes whose bones are the handles; a drag pulls a point, a click pokes it,
+// the controls set stiffness, gravity and wind. Live.api is what window.neurok.live holds.
+
+import * as THREE from "three";
+import { inflated } from "./page_data.js";
+import { boneMatrices, integrate, readModel, Stepper } from "./reduced.js";
+
+// steps a preconditioner's factor is kept though the handles turn or the object slides
+// (animate's own steps: 0): the flag's flutter 7.9 ms a step in place of 19.5, 4.0 minimizer
+// iterations a step in place of 3.9 (node, this machine)
+const LAZY = 8;
+
+export class Live {
+  static async create(scene, meshes, camera, controls, renderer, own) {
+    const model = readModel(await inflated("neurok-live"));
+    return new Live(model, scene, meshes, camera, controls, renderer, own);
+  }
+
+  /** ``own``: the file's own animations (after ours), whose morph weights the live meshes
+   * play on, as the clip plays them along. */
+  constructor(model, scene, meshes, camera, controls, renderer, own) {
+    Object.assign(this, { model, scene, meshes, camera, controls, renderer });
+    const a = model.arrays, st = new Stepper(model);
+    st.lazy = LAZY;
+    this.stepper = st;
+    this.on = false;
+    this.state = null;
+    this.pageVertex = a.page_vertex;
+    const A = a.page_from_model;  // world = [x, 1] @ A
+    this.toWorld = new THREE.Matrix4().set(A[0], A[3], A[6], A[9], A[1], A[4], A[7], A[10],
+                                           A[2], A[5], A[8], A[11], 0, 0, 0, 1);
+    this.fromWorld = this.toWorld.clone().invert();
+    this.Z = new Float64Array(st.H4 * 3);
+    const Z = this.Z, centres = st.centres;
+    const skeleton = new THREE.Skeleton(Array.from({ length: st.H }, () => new THREE.Bone()));
+    skeleton.update = function () {  // the bones are the handles' affine maps (physics frame)
+      boneMatrices(Z, centres, this.boneMatrices);
+      if (this.boneTexture) this.boneTexture.needsUpdate = true;
+      // and their matrixWorld, which three.js's picking (applyBoneTransform) reads
+      this.bones.forEach((b, h) => b.matrixWorld.fromArray(this.boneMatrices, 16 * h));
+    };
+    const K = a.skin_index.shape[1], top = Math.min(K, 4);
+    this.skinned = [];
+    const root = new THREE.Group();
+    scene.add(root);
+    let offset = 0;
+    for (const m of meshes) {
+      const g0 = m.geometry, count = g0.attributes.position.count;
+      const g = new THREE.BufferGeometry();
+      for (const [name, attr] of Object.entries(g0.attributes)) g.setAttribute(name, attr);
+      // the model's rest, in the mesh's own frame: the bones move it (the GLB's base is not
+      // it: a compact encoding's base is shifted, and the clip starts lifted off the ground)
+      const toLocal = m.matrixWorld.clone().invert().multiply(this.toWorld);
+      const pos = new Float32Array(3 * count), v = new THREE.Vector3(), rest = a.rest;
+      for (let i = 0; i < count; i++) {
+        const p = 3 * this.pageVertex[offset + i];
+        v.set(rest[p], rest[p + 1], rest[p + 2]).applyMatrix4(toLocal).toArray(pos, 3 * i);
+      }
+      g.setAttribute("position", new THREE.Float32BufferAttribute(pos, 3));
+      g.morphAttributes = g0.morphAttributes;  // (ours held at zero; the file's own played)
+      g.morphTargetsRelative = g0.morphTargetsRelative;
+      if (g0.index) g.setIndex(g0.index);
+      for (const grp of g0.groups) g.addGroup(grp.start, grp.count, grp.materialIndex);
+      const si = new Uint16Array(4 * count), sw = new Float32Array(4 * count);
+      for (let i = 0; i < count; i++) {
+        const p = this.pageVertex[offset + i];
+        for (let s = 0; s < top; s++) {
+          si[4 * i + s] = a.skin_index[p * K + s];
+          sw[4 * i + s] = a.skin_weight[p * K + s];
+        }
+      }
+      g.setAttribute("skinIndex", new THREE.Uint16BufferAttribute(si, 4));
+      g.setAttribute("skinWeight", new THREE.Float32BufferAttribute(sw, 4));
+      const sm = new THREE.SkinnedMesh(g, m.material);
+      sm.bindMode = THREE.DetachedBindMode;
+      sm.matrixAutoUpdate = false;
+      sm.matrix.copy(m.matrixWorld);
+      sm.bind(skeleton, this.fromWorld.clone().multiply(m.matrixWorld));
+      Object.assign(sm, { frustumCulled: false, castShadow: true, receiveShadow: true,
+                          visible: false, offset, name: m.name });
+      sm.updateMorphTargets();
+      root.add(sm);
+      this.skinned.push(sm);
+      offset += count;
+    }
+    // the file's own morph weight tracks, retargeted to the live meshes
+    const byName = new Map();
+    meshes.forEach((m, i) => {
+      byName.set(m.name, this.skinned[i]);
+      byName.set(m.uuid, this.skinned[i]);
+    });
+    this.mixer = new THREE.AnimationMixer(root);
+    for (const clip of own) {
+      const tracks = clip.tracks.flatMap((t) => {
+        const dot = t.name.lastIndexOf(".");
+        const [node, prop] = [t.name.slice(0, dot), t.name.slice(dot + 1)];
+        const sm = byName.get(node);
+        if (prop !== "morphTargetInfluences" || !sm) return [];
+        const c = t.clone();
+        c.name = `${sm.uuid}.morphTargetInfluences`;
+        return [c];
+      });
+      if (tracks.length) {
+        this.mixer.clipAction(new THREE.AnimationClip(clip.name, clip.duration, tracks)).play();
+      }
+    }
+    this.size = model.values.size;
+    this.mass = model.values.mass;
+    this.raycaster = new THREE.Raycaster();
+  }
+
+  /** Step on from the clip at time ``t`` (its nearest frame), showing the object itself. */
+  enter(t) {
+    const f = Math.min(Math.round(t * this.model.values.fps), this.model.values.frames - 1);
+    this.state = this.stepper.clipState(f);
+    this.lived = this.moved = 0;
+    this.rate = 1;
+    this.stepper.factor = null;
+    this.on = true;
+    this.Z.set(this.state.Z);
+    this.mixer.setTime(this.state.t);
+    for (const m of this.meshes) m.visible = false;
+    for (const m of this.skinned) m.visible = true;
+  }
+
+  leave() {
+    if (!this.on) return;
+    this.on = false;
+    this.stepper.pullVertex(null);
+    for (const m of this.meshes) m.visible = true;
+    for (const m of this.skinned) m.visible = false;
+  }
+
+  /** Steps for ``dt`` seconds of motion, or as many as ``budget`` seconds of work allow
+   * (the motion then runs slower than life, and the clock says so). */
+  run(dt, budget = Infinity) {
+    const start = performance.now(), h = this.stepper.h;
+    this.owed = Math.min((this.owed || 0) + dt, 0.1);
+    let steps = 0;
+    while (this.owed >= h && performance.now() - start < 1000 * budget) {
+      this.stepper.step(this.state);
+      this.owed -= h;
+      steps++;
+    }
+    if (this.owed >= h) this.owed = 0;  // behind: the motion slows down rather than jumps
+    if (this.lived > 2) { this.lived /= 2; this.moved /= 2; }  // (the last few seconds)
+    this.lived = (this.lived || 0) + Math.min(dt, 0.25);  // seconds of the page's (a gap:
+    this.moved = (this.moved || 0) + steps * h;  // a hidden tab's) and of the motion's
+    this.rate = this.lived > 0 ? this.moved / this.lived : 1;
+    this.mixer.setTime(this.state.t);
+    this.Z.set(this.state.Z);
+  }
+
+  clock() {
+    const rate = this.rate ?? 1;
+    document.getElementById("clock").textContent = `live ${this.state.t.toFixed(2)} s` +
+      (rate < 0.95 ? ` (${rate.toFixed(2)}x)` : "");
+  }
+
+  /** World positions (x, y, z, ...) of the page's vertices for model positions x. */
+  world(x) {
+    const out = new Array(3 * this.pageVertex.length), e = this.toWorld.elements;
+    for (let i = 0; i < this.pageVertex.length; i++) {
+      const p = 3 * this.pageVertex[i], a = x[p], b = x[p + 1], c = x[p + 2];
+      for (let k = 0; k < 3; k++) {
+        out[3 * i + k] = e[k] * a + e[4 + k] * b + e[8 + k] * c + e[12 + k];
+      }
+    }
+    return out;
+  }
+
+  toModel(w) { return new THREE.Vector3(...w).applyMatrix4(this.fromWorld).toArray(); }
+
+  /** The model's vertex nearest where a ray from the camera through the pointer hits. */
+  pick(event) {
+    const r = this.renderer.domElement.getBoundingClientRect();
+    const ndc = new THREE.Vector2((event.clientX - r.left) / r.width * 2 - 1,
+                                  -(event.clientY - r.top) / r.height * 2 + 1);
+    this.raycaster.setFromCamera(ndc, this.camera);
+    const shown = (this.on ? this.skinned : this.meshes);
+    for (const m of shown) if (m.isSkinnedMesh) m.boundingSphere = m.boundingBox = null;  // moved
+    const hit = this.raycaster.intersectObjects(shown, false)[0];
+    if (!hit) return null;
+    const mesh = hit.object, v = new THREE.Vector3();
+    let best = null, bestD = Infinity;
+    for (const i of [hit.face.a, hit.face.b, hit.face.c]) {
+      mesh.getVertexPosition(i, v).applyMatrix4(mesh.matrixWorld);
+      const d = v.distanceTo(hit.point);
+      if (d < bestD) { bestD = d; best = i; }
+    }
+    const offset = this.on ? mesh.offset : this.skinned[this.meshes.indexOf(mesh)].offset;
+    return { vertex: this.pageVertex[offset + best], point: hit.point.clone(), ndc };
+  }
+
+  pullStiffness() { return 10 * this.mass * 9.81 / this.size; }  // its weight at 0.1 size
+
+  /** Pointer handling: a drag pulls the point under it, a click pokes it. */
+  listen(goLive) {
+    const el = this.renderer.domElement;
+    let grab = null;
+    const plane = new THREE.Plane(), hitPoint = new THREE.Vector3();
+    el.addEventListener("pointerdown", (e) => {
+      if (e.button !== 0) return;  // (the others pan and zoom)
+      const got = this.pick(e);
+      if (!got) return;
+      grab = { ...got, x: e.clientX, y: e.clientY, dragging: false };
+      this.controls.enabled = false;
+      el.setPointerCapture(e.pointerId);
+    }, { capture: true });  // before the orbit controls: a grab does not turn the camera
+    el.addEventListener("pointermove", (e) => {
+      if (!grab) return;
+      if (!grab.dragging && Math.hypot(e.clientX - grab.x, e.clientY - grab.y) < 4) return;
+      if (!grab.dragging) {
+        grab.dragging = true;
+        goLive();
+        const dir = this.camera.getWorldDirection(new THREE.Vector3());
+        plane.setFromNormalAndCoplanarPoint(dir, grab.point);
+      }
+      const r = el.getBoundingClientRect();
+      this.raycaster.setFromCamera(new THREE.Vector2((e.clientX - r.left) / r.width * 2 - 1,
+                                                     -(e.clientY - r.top) / r.height * 2 + 1),
+                                   this.camera);
+      if (this.raycaster.ray.intersectPlane(plane, hitPoint)) {
+        this.stepper.pullVertex(grab.vertex, this.toModel(hitPoint.toArray()),
+                                this.pullStiffness(), this.state.Z);
+      }
+    });
+    const up = (e) => {
+      if (!grab) return;
+      if (!grab.dragging && e.type === "pointerup") {  // a click: a poke along the view
+        goLive();
+        this.poke(grab.vertex, this.raycaster.ray.direction.toArray());
+      }
+      this.stepper.pullVertex(null);
+      grab = null;
+      this.controls.enabled = true;
+    };
+    el.addEventListener("pointerup", up);
+    el.addEventListener("pointercancel", up);
+    const st = this.stepper;
+    document.getElementById("live").hidden = false;
+    const wind = document.getElementById("wind");
+    const base = Math.hypot(...st.windBase);
+    const dir = base > 0 ? Array.from(st.windBase, (w) => w / base) : [1, 0, 0];
+    wind.value = String(base);
+    document.getElementById("stiffness").oninput = (e) => {
+      goLive();
+      st.stiffness = 10 ** Number(e.target.value);
+      st.factor = null;
+    };
+    document.getElementById("gravity").onchange = (e) => {
+      goLive();
+      st.gravityOn = e.target.checked ? 1 : 0;
+    };
+    wind.oninput = () => {
+      goLive();
+      const speed = Number(wind.value);
+      st.wind = Float64Array.from(dir, (d) => d * speed);
+      st.air = speed > 0 ? st.k.air : st.values.air;
+    };
+  }
+
+  /** A poke at vertex p along ``dir`` (world): its grip pushed at half the speed of a
+   * fall through a quarter of the object's size. */
+  poke(p, dir) {
+    const d = new THREE.Vector3(...dir).transformDirection(this.fromWorld).toArray();
+    const speed = 0.5 * Math.sqrt(9.81 * this.size / 2);
+    this.stepper.push(this.state, this.stepper.impulse(p, d.map((x) => x * speed)));
+  }
+
+  /** What a test or the console drives: the model's own run from the clip's start, and
+   * the live object's state. */
+  api(goLive) {
+    const st = this.stepper, live = () => { goLive(); return this.state; };  // (live first)
+    return {
+      handles: st.H,
+      integrate: (seconds) =>  // from the clip's start state, as animate started, on a
+        // stepper of its own (the live one keeps its state)
+        integrate(new Stepper(this.model), seconds).frames.map((x) => this.world(x)),
+      enter: (t) => { goLive(); this.enter(t); },
+      step: (seconds) => {  // steps at once, whatever the time they take
+        const state = live();
+        for (let k = 0; k < Math.round(seconds / st.h); k++) st.step(state);
+        this.Z.set(state.Z);
+      },
+      // vertices by the page's numbering (sample's order)
+      pull: (i, target) => st.pullVertex(this.pageVertex[i], this.toModel(target),
+                                         this.pullStiffness(), live().Z),
+      release: () => st.pullVertex(null),
+      poke: (i, dir) => { live(); this.poke(this.pageVertex[i], dir); },
+      positions: () => this.world(st.positions(live().Z)),
+      shown: () => {  // the live meshes' vertices as three.js skins them, world (x, y, z, ...)
+        this.skinned[0].skeleton.update();
+        const out = [], v = new THREE.Vector3();
+        for (const m of this.skinned) {
+          m.updateMatrixWorld(true);
+          for (let i = 0; i < m.geometry.attributes.position.count; i++) {
+            m.getVertexPosition(i, v).applyMatrix4(m.matrixWorld);
+            out.push(v.x, v.y, v.z);
+          }
+        }
+        return out;
+      },
+      speed: () => {  // the fastest vertex, m/s
+        let top = 0;
+        const x = st.velocities(live().V);
+        for (let i = 0; i < x.length; i += 3) {
+          top = Math.max(top, Math.hypot(x[i], x[i + 1], x[i + 2]));
+        }
+        return top;
+      },
+      isLive: () => this.on,
+      screen: (i) => {  // where page vertex i is shown, in the window's pixels
+        const shown = this.on ? this.skinned : this.meshes;
+        let k = 0;
+        while (k + 1 < shown.length && this.skinned[k + 1].offset <= i) k++;
+        const m = shown[k], v = new THREE.Vector3();
+        m.getVertexPosition(i - this.skinned[k].offset, v).applyMatrix4(m.matrixWorld);
+        v.project(this.camera);
+        const r = this.renderer.domElement.getBoundingClientRect();
+        return [r.left + (v.x + 1) / 2 * r.width, r.top + (1 - v.y) / 2 * r.height];
+      },
+      rate: () => this.rate ?? 1,  // the live motion's seconds a second of the page's
+    };
+  }
+}
