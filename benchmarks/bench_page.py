@@ -9,9 +9,10 @@ at 800 x 600: the clip as it plays, then the object live (stepped by the page it
 clip's end; its rate is the motion's seconds a second, 1 where it keeps up). Chromium here
 draws with SwiftShader, its software renderer, on the CPU (2 cores): a machine with a GPU
 gives its own figures. The page's steps alone are timed in node too (2 s from the clip's
-start, as the live page keeps its factors): milliseconds a step and the motion's rate
-without drawing. Prints a table (median and 95th percentile frame time, frames per second,
-the page's size), writes JSON.
+start, as the live page keeps its factors; `tools/reduced_run.mjs`, which steps a cloth's
+model, the flag's, with the cloth's own steps, render/web/cloth.js): milliseconds a step and
+the motion's rate without drawing. Prints a table (median and 95th percentile frame time,
+frames per second, the page's size), writes JSON.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_animate import sphere  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from neurok_cli.io.reduced import unpack  # noqa: E402
 
 
 def main() -> None:
@@ -57,12 +60,14 @@ def main() -> None:
             model = Path(tmp) / f"{src.stem}.model"
             model.write_bytes(zlib.decompress(base64.b64decode(re.search(
                 r'id="neurok-live">([^<]*)<', page.read_text()).group(1))))
+            kind = unpack(model.read_bytes()).values.get("kind", "handles")
+            name = f"{name} ({kind})"
             alone = json.loads(subprocess.run(
                 ["node", str(ROOT / "tools" / "reduced_run.mjs"), str(model), "2",
                  str(Path(tmp) / "frames.bin"), "8"], check=True, capture_output=True,
                 text=True).stdout)
             step_ms = alone["step_s"] * 1000
-            print(f"{name:>16} steps in node: {alone['step_ms']:.1f} ms a step of "
+            print(f"{name:>24} steps in node: {alone['step_ms']:.1f} ms a step of "
                   f"{step_ms:.1f} ms, motion {step_ms / alone['step_ms']:.2f}x life", flush=True)
             for mode in ("clip", "live"):
                 proc = subprocess.run(["node", str(ROOT / "tools" / "page_frames.mjs"),
@@ -70,7 +75,7 @@ def main() -> None:
                                       check=True, capture_output=True, text=True)
                 got = json.loads(proc.stdout)
                 ms = got["intervals_ms"]
-                rows.append({"asset": name, "mode": mode,
+                rows.append({"asset": name, "kind": kind, "mode": mode,
                              "page_mb": page.stat().st_size / 1e6, "frames": len(ms),
                              "median_ms": statistics.median(ms),
                              "p95_ms": float(np.percentile(ms, 95)),
@@ -78,7 +83,7 @@ def main() -> None:
                              "node_step_ms": alone["step_ms"], "step_ms": alone["step_s"] * 1000})
                 r = rows[-1]
                 live = f", motion {r['rate']:.2f}x life" if mode == "live" else ""
-                print(f"{name:>16} {mode}: page {r['page_mb']:.2f} MB, {r['frames']} frames, "
+                print(f"{name:>24} {mode}: page {r['page_mb']:.2f} MB, {r['frames']} frames, "
                       f"median {r['median_ms']:.1f} ms ({r['fps']:.1f} fps), 95th "
                       f"percentile {r['p95_ms']:.1f} ms{live}", flush=True)
     if args.json:

@@ -74,7 +74,7 @@ def section(folder: Path) -> str:
 
 def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = None,
                   speed: dict | None = None, page: dict | None = None,
-                  fit: dict | None = None) -> list[str]:
+                  fit: dict | None = None, cloth: dict | None = None) -> list[str]:
     """README's table: the own space's fits, the bundle's test-split figures, then each
     plausibility run against the engine."""
     ik, ro = metrics["test"]["inverse_kinematics"], metrics["test"]["rollout"]
@@ -101,7 +101,22 @@ def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = N
         r = plaus[0]
         out.append(f"| {r['asset']} {r['preset']}, in one process (loading to written GLB) | "
                    f"{r['animate_s']:.1f} s | `neurok simulate` {r['simulate_s']:.1f} s | same |")
-    return out + _bones_row(bones or []) + _page_row(page)
+    return out + _cloth_rows(cloth) + _bones_row(bones or []) + _page_row(page)
+
+
+def _cloth_rows(d: dict | None) -> list[str]:
+    """README's rows from bench_cloth.py: each case's stretch in its written file (the
+    worst frame's mean and 99th percentile of |l / l0 - 1|), its intersecting frames and
+    the whole command beside `neurok simulate` of the same job."""
+    out = []
+    for i, r in enumerate((d or {}).get("rows", [])):
+        engine = (f"`neurok simulate` {r['simulate_s']:.1f} s" if "simulate_s" in r else "-")
+        out.append(f"| cloth, {r['case']} ({r['args'] or 'defaults'}): stretch in the written "
+                   f"file, worst frame's mean / 99th percentile; intersecting frames; whole "
+                   f"command | {r['mean_max']:.3f} / {r['p99_max']:.3f}; {r['intersecting']} of "
+                   f"{r['frames']}; {r['animate_s']:.1f} s | {engine} | "
+                   f"{'`python benchmarks/bench_cloth.py --engine`' if i == 0 else 'same'} |")
+    return out
 
 
 def _fit_row(d: dict | None) -> list[str]:
@@ -200,6 +215,7 @@ def main() -> None:
     ap.add_argument("--speed", type=Path, help="bench_animate.py's JSON: the speed rows")
     ap.add_argument("--page", type=Path, help="bench_page.py's JSON: the web page's row")
     ap.add_argument("--fit", type=Path, help="bench_fit.py's JSON: the own space's fit row")
+    ap.add_argument("--cloth", type=Path, help="bench_cloth.py's JSON: cloth's rows")
     ap.add_argument("--readme", type=Path, default=None,
                     help="the Markdown file holding the block (default: docs/results.md, or "
                     "README.md with --summary)")
@@ -214,8 +230,9 @@ def main() -> None:
         speed = json.loads(args.speed.read_text()) if args.speed else None
         page = json.loads(args.page.read_text()) if args.page else None
         fit = json.loads(args.fit.read_text()) if args.fit else None
+        cloth = json.loads(args.cloth.read_text()) if args.cloth else None
         body = "\n".join(summary_table(metrics, json.loads(args.summary.read_text()), bones,
-                                        speed, page, fit))
+                                        speed, page, fit, cloth))
         target, marks = args.readme or ROOT / "README.md", SUMMARY
     else:
         body = section(args.folder)

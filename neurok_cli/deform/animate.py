@@ -186,9 +186,9 @@ def _move(cfg: AnimateConfig, model, start: np.ndarray, faces: np.ndarray,
     learned ``model``'s latent space where one is given."""
     try:
         if model is None:
-            from .own.motion import handle_motion
+            from .own.motion import own_motion
 
-            return handle_motion(start, faces, mcfg, handles=cfg.handles, progress=on_frame)
+            return own_motion(start, faces, mcfg, handles=cfg.handles, progress=on_frame)
         from .learned.motion import latent_motion
 
         return latent_motion(model, start, faces, mcfg, progress=on_frame, decoded=on_decode)

@@ -26,7 +26,7 @@ from ..data.metrics import bbox_diagonal, chamfer_l1, mean_vertex_error, rigid_r
 from ..deform.learned.motion import latent_motion
 from ..deform.own.fit import coordinates_fit
 from ..deform.own.mechanics import build_mechanics
-from ..deform.own.motion import handle_motion
+from ..deform.own.motion import own_motion
 from ..errors import UsageError
 from ..model import NeurokModel, farthest_point_sample
 from ..model.bundle import prior_spread, strain_limit
@@ -421,7 +421,7 @@ def rollout_errors(model: NeurokModel | None, folder, split: str, cfg: EvalConfi
         edges = mesh_edges(np.asarray(seq.faces))
         try:
             if cfg.space == "handles":
-                motion = handle_motion(truth[0], np.asarray(seq.faces), base)
+                motion = own_motion(truth[0], np.asarray(seq.faces), base)
             else:
                 motion = latent_motion(model, truth[0], np.asarray(seq.faces), mcfg)
             pred = motion.frames[0][:n]

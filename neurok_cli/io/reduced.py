@@ -15,10 +15,11 @@ import scipy.sparse as sp
 from ..errors import InputError
 
 FORMAT = "neurok-reduced-model"
-VERSION = 3  # 3: cloth's stretch partly on patches' mean strain (2: a membrane's law gives
-# its compression's weight; 1: tension only)
+VERSION = 4  # 4: cloth as its own kind ("kind": "cloth": fabric on a simulation mesh), int16
+# arrays (3: cloth's stretch partly on patches' mean strain; 2: a membrane's law gives its
+# compression's weight; 1: tension only)
 MAGIC = b"NRRM"
-DTYPES = {"f8": np.float64, "f4": np.float32, "i4": np.int32}
+DTYPES = {"f8": np.float64, "f4": np.float32, "i4": np.int32, "i2": np.int16}
 
 
 @dataclass

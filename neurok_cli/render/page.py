@@ -58,6 +58,13 @@ OWN = {  # import-map name -> our module (page.js, the page's entry, goes in inl
     "neurok/reduced/dense": "reduced_dense.js",  # Cholesky, small solves, 3x3 eigen, polar
     "neurok/page/data": "page_data.js",  # the page's embedded bytes
     "neurok/page/live": "page_live.js",  # the live object: skinned meshes, pointer, controls
+    "neurok/cloth": "cloth.js",  # a cloth's own steps: projective dynamics, the hand, a run
+    "neurok/cloth/fabric": "cloth_fabric.js",  # its projections and its air
+    "neurok/cloth/band": "cloth_band.js",  # its global step's banded Cholesky factor, solves
+    "neurok/cloth/carry": "cloth_carry.js",  # the simulation mesh to the welded surface
+    "neurok/cloth/live": "cloth_live.js",  # a cloth's live object: plain meshes' positions
+    "neurok/cloth/repel": "cloth_repel.js",  # the live cloth's cheap self-repulsion
+    "neurok/cloth/sweep": "cloth_sweep.js",  # its broad phase: a grid over the vertices' sweeps
 }
 MODULES = {**VENDORED, **OWN}  # the page's import map
 MOST_LIVE_HANDLES = 128  # a page steps at most this many handles live (a factor of 1,536

@@ -40,6 +40,18 @@ CONSTANTS = {"iterations": ITERATIONS, "history": HISTORY, "tolerance": TOLERANC
 # (the step's constants, as the reduced model's description carries them)
 
 
+def own_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
+               handles: int | None = None,
+               progress: Callable[[int, int], None] | None = None) -> Motion:
+    """Move ``vertices`` (N, 3) in the object's own space: cloth on its own simulation mesh
+    (``deform/own/cloth_motion.py``), solids and beams in their handle basis."""
+    if cfg.category == "cloth":
+        from .cloth_motion import cloth_motion
+
+        return cloth_motion(vertices, faces, cfg, progress=progress)
+    return handle_motion(vertices, faces, cfg, handles=handles, progress=progress)
+
+
 def handle_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
                   handles: int | None = None,
                   progress: Callable[[int, int], None] | None = None) -> Motion:

@@ -229,8 +229,8 @@ def compose(doc: GltfDocument, src: GltfDocument, ours: list[pygltflib.Animation
     Args:
         src: the file as read (its animations are ``doc``'s first ones).
         tracks: per animation, per rider, (translations (T, 3), quaternions (T, 4)).
-        deformed: nodes whose morph weights ours drive (the file's weight tracks of those
-            nodes are already folded into ours: see file_weight_tracks).
+        deformed: nodes whose morph weights ours drive (ours hold those nodes' own targets
+            at their defaults: the file's morph animation is not played under ours).
     """
     chosen, _ = animations_together(src, theirs=True)
     n_file = len(src.gltf.animations)

@@ -178,8 +178,7 @@ def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path
     deformed = {node for node, mesh, _, _ in placements if mesh is not None}
     src = asset.document
     lengths = [len(m) for m in motions]
-    ours = _write_animations(doc, placements, weights, lengths, fps, names, target_count,
-                             file_weight_tracks(src, deformed) if src is not None else {})
+    ours = _write_animations(doc, placements, weights, lengths, fps, names, target_count)
     if src is not None:
         ride_and_compose(doc, asset, ours, motions, fps=fps, riders=riders, deformed=deformed)
     return _save(report, doc, path, as_gltf, meshopt)
@@ -209,10 +208,8 @@ def _write_bones(asset: Asset, doc: GltfDocument | None, placements: list[tuple]
     rows = np.flatnonzero(body)
     src = asset.document
     deformed = {node for node, mesh, _, _ in placements if mesh is not None}
-    if src is not None:  # the file's own morph motion of the deformed parts, played with
-        # ours: in the skin (the morph targets stay, held at their defaults in ours; a
-        # target played under the skin turns with the bones, a flag's wave 16 % off)
-        baked = _add_file_morphs(frames, asset, src, deformed, [len(m) for m in motions], fps)
+    if src is not None:  # the deformed parts' own morph tracks: not played under ours
+        baked = set(file_weight_tracks(src, deformed))
     welded = asset.welded()
     index, faces = _welded_rows(welded.index[rows], welded.faces)
     skin = decompose(asset.vertices[rows], frames[:, rows], faces, bones=bones, index=index)
@@ -241,30 +238,6 @@ def _write_bones(asset: Asset, doc: GltfDocument | None, placements: list[tuple]
                           mean_error=skin.mean_error,
                           riding=[asset.parts[p].name for r in riders for p in r.parts])
     return report, doc
-
-
-def _add_file_morphs(frames: np.ndarray, asset: Asset, src: GltfDocument, deformed: set[int],
-                     lengths: list[int], fps: float) -> set[int]:
-    """Add to ``frames`` (T, N, 3), in place, how the file's own weight tracks of the
-    ``deformed`` nodes move their targets away from the default weights (the motions one
-    after another, ``lengths`` frames each) -> the nodes that have such tracks."""
-    tracks = file_weight_tracks(src, deformed)
-    times = np.concatenate([np.arange(t) / fps for t in lengths])
-    offs = asset.offsets
-    for pi, part in enumerate(asset.parts):
-        if part.node not in tracks:
-            continue
-        node, mesh = src.gltf.nodes[part.node], src.gltf.meshes[part.mesh]
-        targets = mesh.primitives[part.primitive].targets or []
-        w = tracks[part.node](times)  # (T, K)
-        rest = np.asarray(default_weights(node, mesh) or [0.0] * len(targets), np.float64)
-        turn = part.matrix[:3, :3].T
-        for k, tgt in enumerate(targets[:w.shape[1]]):
-            if tgt.POSITION is None:
-                continue
-            delta = src.accessor(tgt.POSITION).astype(np.float64) @ turn  # (n, 3) world
-            frames[:, offs[pi]:offs[pi + 1]] += (w[:, k] - rest[k])[:, None, None] * delta
-    return set(tracks)
 
 
 def _welded_rows(index: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -384,10 +357,11 @@ def _pad_existing_weight_tracks(doc: GltfDocument, node_existing: dict[int, int]
 
 def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.ndarray,
                       lengths: list[int], fps: float, names: Sequence[str] | None,
-                      existing: dict[int, int], file_tracks: dict) -> list[pygltflib.Animation]:
+                      existing: dict[int, int]) -> list[pygltflib.Animation]:
     """One animation per motion, appended and returned; a ``weights`` channel for every
-    deformed node. Its file's own targets keep their default weights, or follow the file's
-    own weight track of the node where it has one (``file_tracks``: node -> f(times))."""
+    deformed node. Its file's own targets keep their default weights, the rest the motion
+    started from: the file's own morph animation of a part we move is not played under
+    ours (a flag's baked wave, played under its cloth's motion, stretched its edges 13 %)."""
     nodes = {node: mesh for node, mesh, _, _ in placements if mesh is not None}
     node_existing = {node: existing[mesh] for node, mesh in nodes.items()}
     defaults = {}
@@ -409,11 +383,9 @@ def _write_animations(doc: GltfDocument, placements: list[tuple], weights: np.nd
         times = doc.add_accessor((np.arange(t) / fps).astype(np.float32), minmax=True)
         samplers, channels, by_default = [], [], {}
         for node in nodes:
-            key = ("file", node) if node in file_tracks else tuple(defaults[node])
+            key = tuple(defaults[node])
             if key not in by_default:
-                old = (file_tracks[node](np.arange(t) / fps) if node in file_tracks
-                       else np.tile(defaults[node], (t, 1)))
-                out = np.concatenate([old, w], axis=1)
+                out = np.concatenate([np.tile(defaults[node], (t, 1)), w], axis=1)
                 samplers.append(pygltflib.AnimationSampler(
                     input=times, interpolation="LINEAR",
                     output=doc.add_accessor(out.reshape(-1).astype(np.float32))))

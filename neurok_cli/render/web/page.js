@@ -2,7 +2,8 @@
 // three.js on its ground, lit as `neurok preview` lights it, with an orbiting camera; then,
 // where the clip came from the object's own handles, the object itself, live: the reduced
 // model's own steps (reduced.js) move it, a drag pulls a point, a click pokes it
-// (page_live.js).
+// (page_live.js); a cloth's model (its "kind": "cloth") is stepped as the cloth's own
+// projective dynamics (cloth.js) and shown as plain meshes (cloth_live.js).
 //
 // The page's own data (a JSON script, id "neurok-config") gives the framing `neurok preview`
 // computes (centre, radius, ground height, camera angles), the lights' colours and the
@@ -16,8 +17,10 @@ import * as THREE from "three";
 import { GLTFLoader } from "three/addons/loaders/GLTFLoader.js";
 import { OrbitControls } from "three/addons/controls/OrbitControls.js";
 import { MeshoptDecoder } from "three/addons/libs/meshopt_decoder.module.js";
-import { bytes } from "./page_data.js";
+import { ClothLive } from "./cloth_live.js";
+import { bytes, inflated } from "./page_data.js";
 import { Live } from "./page_live.js";
+import { readModel } from "./reduced_model.js";
 
 const config = JSON.parse(document.getElementById("neurok-config").textContent);
 const api = { ready: false, error: null };
@@ -75,6 +78,12 @@ function stage(renderer) {
   return { scene, camera, controls };
 }
 
+/** The live object for the page's model: a cloth's (cloth_live.js) or the handles'. */
+async function liveObject(...args) {
+  const model = readModel(await inflated("neurok-live"));
+  return new (model.values.kind === "cloth" ? ClothLive : Live)(model, ...args);
+}
+
 async function main() {
   const renderer = new THREE.WebGLRenderer({ antialias: true });
   renderer.setPixelRatio(devicePixelRatio);
@@ -125,8 +134,8 @@ async function main() {
   const meshes = [];
   gltf.scene.traverse((o) => { if (o.isMesh) meshes.push(o); });
   gltf.scene.updateMatrixWorld(true);
-  const live = config.live ? await Live.create(scene, meshes, camera, controls, renderer,
-                                               gltf.animations.slice(1)) : null;
+  const live = config.live ? await liveObject(scene, meshes, camera, controls, renderer,
+                                              gltf.animations.slice(1)) : null;
   const v = new THREE.Vector3();
   Object.defineProperty(api, "time", { get: () => time });  // (assign would copy the value)
   Object.assign(api, {

@@ -2,10 +2,11 @@
 // reduced model's own steps (reduced.js) move the object itself after its clip, shown as
 // three.js SkinnedMeshes whose bones are the handles; a drag pulls a point, a click pokes it,
 // the controls set stiffness, gravity and wind. Live.api is what window.neurok.live holds.
+// What a cloth's live object (cloth_live.js) shares with it is exported below the class:
+// the file's own morph weights, the pointer, the controls, the stepping and its clock.
 
 import * as THREE from "three";
-import { inflated } from "./page_data.js";
-import { boneMatrices, integrate, readModel, Stepper } from "./reduced.js";
+import { boneMatrices, integrate, Stepper } from "./reduced.js";
 
 // steps a preconditioner's factor is kept though the handles turn or the object slides
 // (animate's own steps: 0): the flag's flutter 7.9 ms a step in place of 19.5, 4.0 minimizer
@@ -13,11 +14,6 @@ import { boneMatrices, integrate, readModel, Stepper } from "./reduced.js";
 const LAZY = 8;
 
 export class Live {
-  static async create(scene, meshes, camera, controls, renderer, own) {
-    const model = readModel(await inflated("neurok-live"));
-    return new Live(model, scene, meshes, camera, controls, renderer, own);
-  }
-
   /** ``own``: the file's own animations (after ours), whose morph weights the live meshes
    * play on, as the clip plays them along. */
   constructor(model, scene, meshes, camera, controls, renderer, own) {
@@ -27,11 +23,7 @@ export class Live {
     this.stepper = st;
     this.on = false;
     this.state = null;
-    this.pageVertex = a.page_vertex;
-    const A = a.page_from_model;  // world = [x, 1] @ A
-    this.toWorld = new THREE.Matrix4().set(A[0], A[3], A[6], A[9], A[1], A[4], A[7], A[10],
-                                           A[2], A[5], A[8], A[11], 0, 0, 0, 1);
-    this.fromWorld = this.toWorld.clone().invert();
+    bindPage(this, a);
     this.Z = new Float64Array(st.H4 * 3);
     const Z = this.Z, centres = st.centres;
     const skeleton = new THREE.Skeleton(Array.from({ length: st.H }, () => new THREE.Bone()));
@@ -85,27 +77,7 @@ export class Live {
       this.skinned.push(sm);
       offset += count;
     }
-    // the file's own morph weight tracks, retargeted to the live meshes
-    const byName = new Map();
-    meshes.forEach((m, i) => {
-      byName.set(m.name, this.skinned[i]);
-      byName.set(m.uuid, this.skinned[i]);
-    });
-    this.mixer = new THREE.AnimationMixer(root);
-    for (const clip of own) {
-      const tracks = clip.tracks.flatMap((t) => {
-        const dot = t.name.lastIndexOf(".");
-        const [node, prop] = [t.name.slice(0, dot), t.name.slice(dot + 1)];
-        const sm = byName.get(node);
-        if (prop !== "morphTargetInfluences" || !sm) return [];
-        const c = t.clone();
-        c.name = `${sm.uuid}.morphTargetInfluences`;
-        return [c];
-      });
-      if (tracks.length) {
-        this.mixer.clipAction(new THREE.AnimationClip(clip.name, clip.duration, tracks)).play();
-      }
-    }
+    this.mixer = ownMorphs(own, meshes, this.skinned, root);
     this.size = model.values.size;
     this.mass = model.values.mass;
     this.raycaster = new THREE.Raycaster();
@@ -136,130 +108,36 @@ export class Live {
   /** Steps for ``dt`` seconds of motion, or as many as ``budget`` seconds of work allow
    * (the motion then runs slower than life, and the clock says so). */
   run(dt, budget = Infinity) {
-    const start = performance.now(), h = this.stepper.h;
-    this.owed = Math.min((this.owed || 0) + dt, 0.1);
-    let steps = 0;
-    while (this.owed >= h && performance.now() - start < 1000 * budget) {
-      this.stepper.step(this.state);
-      this.owed -= h;
-      steps++;
-    }
-    if (this.owed >= h) this.owed = 0;  // behind: the motion slows down rather than jumps
-    if (this.lived > 2) { this.lived /= 2; this.moved /= 2; }  // (the last few seconds)
-    this.lived = (this.lived || 0) + Math.min(dt, 0.25);  // seconds of the page's (a gap:
-    this.moved = (this.moved || 0) + steps * h;  // a hidden tab's) and of the motion's
-    this.rate = this.lived > 0 ? this.moved / this.lived : 1;
+    advance(this, dt, budget);
     this.mixer.setTime(this.state.t);
     this.Z.set(this.state.Z);
   }
 
-  clock() {
-    const rate = this.rate ?? 1;
-    document.getElementById("clock").textContent = `live ${this.state.t.toFixed(2)} s` +
-      (rate < 0.95 ? ` (${rate.toFixed(2)}x)` : "");
-  }
+  clock() { showClock(this); }
 
   /** World positions (x, y, z, ...) of the page's vertices for model positions x. */
-  world(x) {
-    const out = new Array(3 * this.pageVertex.length), e = this.toWorld.elements;
-    for (let i = 0; i < this.pageVertex.length; i++) {
-      const p = 3 * this.pageVertex[i], a = x[p], b = x[p + 1], c = x[p + 2];
-      for (let k = 0; k < 3; k++) {
-        out[3 * i + k] = e[k] * a + e[4 + k] * b + e[8 + k] * c + e[12 + k];
-      }
-    }
-    return out;
-  }
+  world(x) { return worldOf(this, x); }
 
   toModel(w) { return new THREE.Vector3(...w).applyMatrix4(this.fromWorld).toArray(); }
 
   /** The model's vertex nearest where a ray from the camera through the pointer hits. */
-  pick(event) {
-    const r = this.renderer.domElement.getBoundingClientRect();
-    const ndc = new THREE.Vector2((event.clientX - r.left) / r.width * 2 - 1,
-                                  -(event.clientY - r.top) / r.height * 2 + 1);
-    this.raycaster.setFromCamera(ndc, this.camera);
-    const shown = (this.on ? this.skinned : this.meshes);
-    for (const m of shown) if (m.isSkinnedMesh) m.boundingSphere = m.boundingBox = null;  // moved
-    const hit = this.raycaster.intersectObjects(shown, false)[0];
-    if (!hit) return null;
-    const mesh = hit.object, v = new THREE.Vector3();
-    let best = null, bestD = Infinity;
-    for (const i of [hit.face.a, hit.face.b, hit.face.c]) {
-      mesh.getVertexPosition(i, v).applyMatrix4(mesh.matrixWorld);
-      const d = v.distanceTo(hit.point);
-      if (d < bestD) { bestD = d; best = i; }
-    }
-    const offset = this.on ? mesh.offset : this.skinned[this.meshes.indexOf(mesh)].offset;
-    return { vertex: this.pageVertex[offset + best], point: hit.point.clone(), ndc };
-  }
+  pick(event) { return pickVertex(this, event); }
+
+  get liveMeshes() { return this.skinned; }
 
   pullStiffness() { return 10 * this.mass * 9.81 / this.size; }  // its weight at 0.1 size
 
-  /** Pointer handling: a drag pulls the point under it, a click pokes it. */
+  /** The hand at model vertex ``p`` pulled toward ``target`` (the model's frame). */
+  grab(p, target) {
+    this.stepper.pullVertex(p, target, this.pullStiffness(), this.state.Z);
+  }
+
+  letGo() { this.stepper.pullVertex(null); }
+
+  /** Pointer handling: a drag pulls the point under it, a click pokes it; the controls. */
   listen(goLive) {
-    const el = this.renderer.domElement;
-    let grab = null;
-    const plane = new THREE.Plane(), hitPoint = new THREE.Vector3();
-    el.addEventListener("pointerdown", (e) => {
-      if (e.button !== 0) return;  // (the others pan and zoom)
-      const got = this.pick(e);
-      if (!got) return;
-      grab = { ...got, x: e.clientX, y: e.clientY, dragging: false };
-      this.controls.enabled = false;
-      el.setPointerCapture(e.pointerId);
-    }, { capture: true });  // before the orbit controls: a grab does not turn the camera
-    el.addEventListener("pointermove", (e) => {
-      if (!grab) return;
-      if (!grab.dragging && Math.hypot(e.clientX - grab.x, e.clientY - grab.y) < 4) return;
-      if (!grab.dragging) {
-        grab.dragging = true;
-        goLive();
-        const dir = this.camera.getWorldDirection(new THREE.Vector3());
-        plane.setFromNormalAndCoplanarPoint(dir, grab.point);
-      }
-      const r = el.getBoundingClientRect();
-      this.raycaster.setFromCamera(new THREE.Vector2((e.clientX - r.left) / r.width * 2 - 1,
-                                                     -(e.clientY - r.top) / r.height * 2 + 1),
-                                   this.camera);
-      if (this.raycaster.ray.intersectPlane(plane, hitPoint)) {
-        this.stepper.pullVertex(grab.vertex, this.toModel(hitPoint.toArray()),
-                                this.pullStiffness(), this.state.Z);
-      }
-    });
-    const up = (e) => {
-      if (!grab) return;
-      if (!grab.dragging && e.type === "pointerup") {  // a click: a poke along the view
-        goLive();
-        this.poke(grab.vertex, this.raycaster.ray.direction.toArray());
-      }
-      this.stepper.pullVertex(null);
-      grab = null;
-      this.controls.enabled = true;
-    };
-    el.addEventListener("pointerup", up);
-    el.addEventListener("pointercancel", up);
-    const st = this.stepper;
-    document.getElementById("live").hidden = false;
-    const wind = document.getElementById("wind");
-    const base = Math.hypot(...st.windBase);
-    const dir = base > 0 ? Array.from(st.windBase, (w) => w / base) : [1, 0, 0];
-    wind.value = String(base);
-    document.getElementById("stiffness").oninput = (e) => {
-      goLive();
-      st.stiffness = 10 ** Number(e.target.value);
-      st.factor = null;
-    };
-    document.getElementById("gravity").onchange = (e) => {
-      goLive();
-      st.gravityOn = e.target.checked ? 1 : 0;
-    };
-    wind.oninput = () => {
-      goLive();
-      const speed = Number(wind.value);
-      st.wind = Float64Array.from(dir, (d) => d * speed);
-      st.air = speed > 0 ? st.k.air : st.values.air;
-    };
+    listenPointer(this, goLive);
+    listenControls(this.stepper, goLive);
   }
 
   /** A poke at vertex p along ``dir`` (world): its grip pushed at half the speed of a
@@ -325,4 +203,169 @@ export class Live {
       rate: () => this.rate ?? 1,  // the live motion's seconds a second of the page's
     };
   }
+}
+
+// -- what a cloth's live object shares (cloth_live.js) ------------------------------------
+
+/** The page's binding on ``live``: pageVertex (the model's vertex under each of the page's),
+ * toWorld (the model's frame to the page's world: world = [x, 1] @ page_from_model) and
+ * fromWorld. */
+export function bindPage(live, a) {
+  live.pageVertex = a.page_vertex;
+  const A = a.page_from_model;
+  live.toWorld = new THREE.Matrix4().set(A[0], A[3], A[6], A[9], A[1], A[4], A[7], A[10],
+                                         A[2], A[5], A[8], A[11], 0, 0, 0, 1);
+  live.fromWorld = live.toWorld.clone().invert();
+}
+
+/** A mixer on ``root`` that plays the file's own morph weight tracks (``own``, its
+ * animations after ours) on the live meshes ``shown`` that stand for ``meshes``. */
+export function ownMorphs(own, meshes, shown, root) {
+  const byName = new Map();
+  meshes.forEach((m, i) => {
+    byName.set(m.name, shown[i]);
+    byName.set(m.uuid, shown[i]);
+  });
+  const mixer = new THREE.AnimationMixer(root);
+  for (const clip of own) {
+    const tracks = clip.tracks.flatMap((t) => {
+      const dot = t.name.lastIndexOf(".");
+      const [node, prop] = [t.name.slice(0, dot), t.name.slice(dot + 1)];
+      const sm = byName.get(node);
+      if (prop !== "morphTargetInfluences" || !sm) return [];
+      const c = t.clone();
+      c.name = `${sm.uuid}.morphTargetInfluences`;
+      return [c];
+    });
+    if (tracks.length) {
+      mixer.clipAction(new THREE.AnimationClip(clip.name, clip.duration, tracks)).play();
+    }
+  }
+  return mixer;
+}
+
+/** ``live``'s steps for ``dt`` seconds of motion, or as many as ``budget`` seconds of work
+ * allow, and its rate (the motion's seconds a second of the page's). */
+export function advance(live, dt, budget) {
+  const start = performance.now(), h = live.stepper.h;
+  live.owed = Math.min((live.owed || 0) + dt, 0.1);
+  let steps = 0;
+  while (live.owed >= h && performance.now() - start < 1000 * budget) {
+    live.stepper.step(live.state);
+    live.owed -= h;
+    steps++;
+  }
+  if (live.owed >= h) live.owed = 0;  // behind: the motion slows down rather than jumps
+  if (live.lived > 2) { live.lived /= 2; live.moved /= 2; }  // (the last few seconds)
+  live.lived = (live.lived || 0) + Math.min(dt, 0.25);  // seconds of the page's (a gap:
+  live.moved = (live.moved || 0) + steps * h;  // a hidden tab's) and of the motion's
+  live.rate = live.lived > 0 ? live.moved / live.lived : 1;
+}
+
+export function showClock(live) {
+  const rate = live.rate ?? 1;
+  document.getElementById("clock").textContent = `live ${live.state.t.toFixed(2)} s` +
+    (rate < 0.95 ? ` (${rate.toFixed(2)}x)` : "");
+}
+
+/** World positions (x, y, z, ...) of the page's vertices for model positions x. */
+export function worldOf(live, x) {
+  const out = new Array(3 * live.pageVertex.length), e = live.toWorld.elements;
+  for (let i = 0; i < live.pageVertex.length; i++) {
+    const p = 3 * live.pageVertex[i], a = x[p], b = x[p + 1], c = x[p + 2];
+    for (let k = 0; k < 3; k++) out[3 * i + k] = e[k] * a + e[4 + k] * b + e[8 + k] * c + e[12 + k];
+  }
+  return out;
+}
+
+/** The model's vertex nearest where a ray from the camera through the pointer hits the
+ * meshes shown (``live.liveMeshes`` while live, else the clip's ``live.meshes``). */
+export function pickVertex(live, event) {
+  const r = live.renderer.domElement.getBoundingClientRect();
+  const ndc = new THREE.Vector2((event.clientX - r.left) / r.width * 2 - 1,
+                                -(event.clientY - r.top) / r.height * 2 + 1);
+  live.raycaster.setFromCamera(ndc, live.camera);
+  const shown = live.on ? live.liveMeshes : live.meshes;
+  for (const m of shown) if (m.isSkinnedMesh) m.boundingSphere = m.boundingBox = null;  // moved
+  const hit = live.raycaster.intersectObjects(shown, false)[0];
+  if (!hit) return null;
+  const mesh = hit.object, v = new THREE.Vector3();
+  let best = null, bestD = Infinity;
+  for (const i of [hit.face.a, hit.face.b, hit.face.c]) {
+    mesh.getVertexPosition(i, v).applyMatrix4(mesh.matrixWorld);
+    const d = v.distanceTo(hit.point);
+    if (d < bestD) { bestD = d; best = i; }
+  }
+  const offset = live.liveMeshes[shown.indexOf(mesh)].offset;
+  return { vertex: live.pageVertex[offset + best], point: hit.point.clone(), ndc };
+}
+
+/** A drag pulls the point under the pointer (``live.grab`` toward the pointer on the plane
+ * facing the camera, ``live.letGo`` at the end), a click pokes it (``live.poke``). */
+export function listenPointer(live, goLive) {
+  const el = live.renderer.domElement, camera = live.camera;
+  let grab = null;
+  const plane = new THREE.Plane(), hitPoint = new THREE.Vector3();
+  el.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0) return;  // (the others pan and zoom)
+    const got = live.pick(e);
+    if (!got) return;
+    grab = { ...got, x: e.clientX, y: e.clientY, dragging: false };
+    live.controls.enabled = false;
+    el.setPointerCapture(e.pointerId);
+  }, { capture: true });  // before the orbit controls: a grab does not turn the camera
+  el.addEventListener("pointermove", (e) => {
+    if (!grab) return;
+    if (!grab.dragging && Math.hypot(e.clientX - grab.x, e.clientY - grab.y) < 4) return;
+    if (!grab.dragging) {
+      grab.dragging = true;
+      goLive();
+      plane.setFromNormalAndCoplanarPoint(camera.getWorldDirection(new THREE.Vector3()),
+                                          grab.point);
+    }
+    const r = el.getBoundingClientRect();
+    live.raycaster.setFromCamera(new THREE.Vector2((e.clientX - r.left) / r.width * 2 - 1,
+                                                   -(e.clientY - r.top) / r.height * 2 + 1),
+                                 camera);
+    if (live.raycaster.ray.intersectPlane(plane, hitPoint)) {
+      live.grab(grab.vertex, live.toModel(hitPoint.toArray()));
+    }
+  });
+  const up = (e) => {
+    if (!grab) return;
+    if (!grab.dragging && e.type === "pointerup") {  // a click: a poke along the view
+      goLive();
+      live.poke(grab.vertex, live.raycaster.ray.direction.toArray());
+    }
+    live.letGo();
+    grab = null;
+    live.controls.enabled = true;
+  };
+  el.addEventListener("pointerup", up);
+  el.addEventListener("pointercancel", up);
+}
+
+/** The live controls on stepper ``st``: stiffness (its scale, 0.1-10x), gravity and wind
+ * (along the model's wind, or +x). */
+export function listenControls(st, goLive) {
+  document.getElementById("live").hidden = false;
+  const wind = document.getElementById("wind");
+  const base = Math.hypot(...st.windBase);
+  const dir = base > 0 ? Array.from(st.windBase, (w) => w / base) : [1, 0, 0];
+  wind.value = String(base);
+  document.getElementById("stiffness").oninput = (e) => {
+    goLive();
+    st.stiffness = 10 ** Number(e.target.value);
+    st.factor = null;
+  };
+  document.getElementById("gravity").onchange = (e) => {
+    goLive();
+    st.gravityOn = e.target.checked ? 1 : 0;
+  };
+  wind.oninput = () => {
+    goLive();
+    const speed = Number(wind.value);
+    st.wind = Float64Array.from(dir, (d) => d * speed);
+    st.air = speed > 0 ? st.k.air : st.values.air;
+  };
 }

@@ -1,6 +1,6 @@
 // The reduced model's description from its bytes (docs/reduced-model.md, "Bytes"; io/reduced.py
 // writes them): the header's values and the arrays as typed arrays over the same buffer.
-const TYPES = { f8: Float64Array, f4: Float32Array, i4: Int32Array };
+const TYPES = { f8: Float64Array, f4: Float32Array, i4: Int32Array, i2: Int16Array };
 
 /** The model from io/reduced.py's bytes (an ArrayBuffer): { values, arrays }. */
 export function readModel(buffer) {
@@ -10,8 +10,8 @@ export function readModel(buffer) {
   }
   const size = new DataView(buffer).getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, size)));
-  if (header.values.format !== "neurok-reduced-model" || header.values.version !== 3) {
-    throw new Error(`reduced model version ${header.values.version}: this page reads 3`);
+  if (header.values.format !== "neurok-reduced-model" || header.values.version !== 4) {
+    throw new Error(`reduced model version ${header.values.version}: this page reads 4`);
   }
   const arrays = {};
   for (const [name, e] of Object.entries(header.arrays)) {
