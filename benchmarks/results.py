@@ -105,18 +105,20 @@ def summary_table(metrics: dict, plaus: list[dict], bones: list[dict] | None = N
 
 
 def _cloth_rows(d: dict | None) -> list[str]:
-    """README's rows from bench_cloth.py: each case's stretch in its written file (the
-    worst frame's mean and 99th percentile of |l / l0 - 1|), its intersecting frames and
-    the whole command beside `neurok simulate` of the same job."""
-    out = []
-    for i, r in enumerate((d or {}).get("rows", [])):
-        engine = (f"`neurok simulate` {r['simulate_s']:.1f} s" if "simulate_s" in r else "-")
-        out.append(f"| cloth, {r['case']} ({r['args'] or 'defaults'}): stretch in the written "
-                   f"file, worst frame's mean / 99th percentile; intersecting frames; whole "
-                   f"command | {r['mean_max']:.3f} / {r['p99_max']:.3f}; {r['intersecting']} of "
-                   f"{r['frames']}; {r['animate_s']:.1f} s | {engine} | "
-                   f"{'`python benchmarks/bench_cloth.py --engine`' if i == 0 else 'same'} |")
-    return out
+    """README's row from bench_cloth.py: each case's stretch in its written file (the worst
+    frame's mean and 99th percentile of |l / l0 - 1|) and intersecting frames, and the
+    whole commands' time beside `neurok simulate` of the same jobs."""
+    rows = (d or {}).get("rows", [])
+    if not rows:
+        return []
+    names = " / ".join(r["case"] for r in rows)
+    stretch = " / ".join(f"{r['mean_max']:.3f}, {r['p99_max']:.3f}" for r in rows)
+    hits = " / ".join(str(r["intersecting"]) for r in rows)
+    ours = " / ".join(f"{r['animate_s']:.0f}" for r in rows)
+    theirs = " / ".join(f"{r['simulate_s']:.0f}" for r in rows if "simulate_s" in r)
+    return [f"| cloth, {names}: stretch in the written file (worst frame's mean, p99); "
+            f"intersecting frames; whole command (s) | {stretch}; {hits}; {ours} | "
+            f"`neurok simulate` {theirs or '-'} s | `python benchmarks/bench_cloth.py --engine` |"]
 
 
 def _fit_row(d: dict | None) -> list[str]:
