@@ -158,8 +158,8 @@ function clothLive() {
 
 /** In the page, after clothLive: a scripted pull of the vertex ``far`` up by a third of
  * ``size`` for 1 s (reach: its distance to the target then over at the start), let go,
- * then a poke there sideways (calm, poked: the fastest vertex, m/s, before and right
- * after). */
+ * then a poke there sideways (calm: the fastest vertex, m/s, before it; poked: the largest
+ * jump of a vertex's velocity; after: the fastest vertex half a second on). */
 function clothHand([far, size]) {
   const n = window.neurok;
   n.pause();
@@ -170,7 +170,14 @@ function clothHand([far, size]) {
   n.live.step(1);
   const reach = Math.hypot(...at(n.live.positions()).map((y, c) => y - target[c])) / (size / 3);
   n.live.release();
-  const calm = n.live.speed();
+  const before = n.live.velocities(), calm = n.live.speed();
   n.live.poke(far, [0, 0, 1]);
-  return { reach, calm, poked: n.live.speed() };
+  const after = n.live.velocities();
+  let poked = 0;  // the largest jump of a vertex's velocity
+  for (let i = 0; i < after.length; i += 3) {
+    poked = Math.max(poked, Math.hypot(after[i] - before[i], after[i + 1] - before[i + 1],
+                                       after[i + 2] - before[i + 2]));
+  }
+  n.live.step(0.5);
+  return { reach, calm, poked, after: n.live.speed() };
 }

@@ -192,6 +192,7 @@ export class ClothLive {
         }
         return out;
       },
+      velocities: () => Float64Array.from(live().v),  // the simulation's, model frame
       speed: () => {  // the fastest simulation vertex, m/s
         let top = 0;
         const v = live().v;
