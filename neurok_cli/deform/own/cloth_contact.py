@@ -16,6 +16,8 @@ from ...errors import UsageError
 
 MIN_GAP = 0.01  # no two elements come closer than this x dhat
 REST_SHARE = 0.5  # dhat is at most this x the rest's closest two elements' distance
+ROOM = 4.0  # a step's pairs are found once for moves up to this x dhat (a larger room
+# holds too many pairs: the mountain's first steps took 2.4 s a check)
 
 
 
@@ -60,12 +62,36 @@ class ClothContact:
         self.barrier = ipctk.BarrierPotential(self.dhat, push
                                               / max(slope, 1e-300))
 
+        self.broad = ipctk.LBVH()
+        self.candidates, self.origin, self.room = ipctk.Candidates(), None, 0.0
+
     def _full(self, x: np.ndarray) -> np.ndarray:
         return np.asfortranarray(np.concatenate([x, self.fixed]) if len(self.fixed) else x)
 
+    def begin(self, x: np.ndarray, room: float) -> None:
+        """A step from ``x`` (N, 3) whose positions stay within ``room`` of it: the pairs that
+        may come within ``dhat`` on the way, found once (a broad phase a step, not one an
+        iteration). Two elements apart by more than 2 room + dhat at ``x`` stay more than
+        dhat apart while no vertex moves more than ``room`` (at most ROOM x dhat: moves past
+        it are checked by a broad phase of their own)."""
+        self.origin = np.array(x, np.float64)
+        self.room = min(max(float(room), self.dhat), ROOM * self.dhat)
+        self.candidates.build(self.mesh, self._full(self.origin), self.room + 0.5 * self.dhat,
+                              broad_phase=self.broad)
+
+    def _covers(self, *xs: np.ndarray) -> bool:
+        """Whether every vertex of each ``xs`` (N, 3) lies within the room the step's pairs
+        were found for (and so every straight move between them)."""
+        if self.origin is None:
+            return False
+        reach = self.room * self.room
+        return all(float(np.max(np.sum((z - self.origin) ** 2, axis=1))) <= reach for z in xs)
+
     def active(self, x: np.ndarray) -> bool:
         """Find the pairs closer than ``dhat`` at ``x`` (N, 3); whether there are any."""
-        self.collisions.build(self.mesh, self._full(x), self.dhat)
+        if not self._covers(x):  # (moved out of the step's room: found again around x)
+            self.begin(x, self.room)
+        self.collisions.build(self.candidates, self.mesh, self._full(x), self.dhat)
         return not self.collisions.empty()
 
     def barrier_terms(self, x: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix]:
@@ -86,8 +112,12 @@ class ClothContact:
     def stepsize(self, x: np.ndarray, z: np.ndarray) -> float:
         """The largest share of the straight move from ``x`` to ``z`` (N, 3) that keeps every
         two elements at least MIN_GAP x ``dhat`` apart (continuous collision detection)."""
+        if self._covers(x, z):
+            return float(self.candidates.compute_collision_free_stepsize(
+                self.mesh, self._full(x), self._full(z), min_distance=MIN_GAP * self.dhat))
         return float(self.ipctk.compute_collision_free_stepsize(
-            self.mesh, self._full(x), self._full(z), min_distance=MIN_GAP * self.dhat))
+            self.mesh, self._full(x), self._full(z), min_distance=MIN_GAP * self.dhat,
+            broad_phase=self.broad))
 
     def intersecting(self, x: np.ndarray) -> bool:
         """Whether any two of the mesh's elements intersect at ``x`` (N, 3)."""

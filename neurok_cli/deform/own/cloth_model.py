@@ -8,12 +8,11 @@ states at every frame, where the page may take over.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ...io.reduced import FORMAT, VERSION, ReducedModel
 from .air import AIR, GUST_HZ
+from .banded import BandedCholesky
 from .cloth_step import SKIN, ClothStep
 
 QUANTUM = 32767  # the clip's positions as int16 over their bounding box (a page's budget:
@@ -26,23 +25,6 @@ def _put_csr(arrays: dict, name: str, m: sp.spmatrix) -> None:
     arrays[f"{name}_indices"] = m.indices.astype(np.int32)
     arrays[f"{name}_data"] = m.data.astype(np.float64)
     arrays[f"{name}_shape"] = np.asarray(m.shape, np.int32)
-
-
-def banded_factor(A: sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
-    """The SPD ``A`` (n, n) as (order (n,), band (n, b + 1)): ``A[order][:, order] = L L^T``
-    with L lower-banded, ``band[i, k] = L[i, i - k]`` (zero where i < k)."""
-    A = sp.csr_matrix(A)
-    order = reverse_cuthill_mckee(A, symmetric_mode=True).astype(np.int64)
-    P = A[order][:, order].tocoo()
-    b = int(np.abs(P.row - P.col).max()) if P.nnz else 0
-    lower = np.zeros((b + 1, P.shape[0]))  # scipy's lower form: lower[k, j] = A[j + k, j]
-    keep = P.row >= P.col
-    lower[(P.row - P.col)[keep], P.col[keep]] = P.data[keep]
-    L = sla.cholesky_banded(lower, lower=True)
-    band = np.zeros((P.shape[0], b + 1))
-    for k in range(b + 1):  # L[i, i - k] = L_lower[k, i - k]
-        band[k:, k] = L[k, :P.shape[0] - k]
-    return order.astype(np.int32), band
 
 
 def describe_cloth(stepper: ClothStep, sheet, welded_rest: np.ndarray,
@@ -67,7 +49,7 @@ def describe_cloth(stepper: ClothStep, sheet, welded_rest: np.ndarray,
     _put_csr(a, "stiffness", stepper.K)
     for name, hh in (("euler", stepper.h), ("bdf2", 2 * stepper.h / 3)):
         stepper.use(hh)
-        a[f"{name}_order"], a[f"{name}_band"] = banded_factor(stepper.A_free)
+        a[f"{name}_order"], a[f"{name}_band"] = stepper.factor.page_form()
     stepper.restart()
     cloth = np.full(len(welded_rest), -1, np.int32)
     cloth[sheet.cloth] = np.arange(len(sheet.cloth))

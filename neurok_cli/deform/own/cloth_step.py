@@ -21,6 +21,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .air import AIR, GUST_HZ
+from .banded import BandedCholesky
 from .cloth_contact import ClothContact
 from .fabric import Fabric
 
@@ -28,6 +29,7 @@ ITERATIONS = 12  # local-global iterations a step
 CG_ITERATIONS = 20  # conjugate gradients a global step near contact, at most
 CUT = 0.9  # a move that meets contact stops at this x its time of impact
 CAREFUL = 1  # such a step takes this x the iterations: each is cut short, fewer converge
+ROOM = 2.0  # contact's pairs are found once a step for moves up to this x the prediction's
 SKIN = 0.1  # air's drag along a sheet: this x the pressure across it at the same speed
 
 
@@ -105,11 +107,13 @@ class ClothStep:
         y = xb + hh * vb + hh * hh * (self.g[None, :] + f_air / m)
         y[self.held] = x[self.held]
         inertia = m / hh ** 2 * y
-        near = self.contact is not None and self.contact.active(x)
+        near = careful = False
+        if self.contact is not None:  # the pairs within reach of the step's moves
+            self.contact.begin(x, ROOM * float(np.sqrt(np.max(np.sum((y - x) ** 2, axis=1)))))
+            near = self.contact.active(x)
         z = y.copy()
         for _ in range(self.iterations):
             z = self._with_barrier(z, inertia) if near else self._global(z, inertia)
-        careful = False
         if self.contact is None:  # (no collision mesh: the ground alone, as a floor)
             if self.floor:
                 np.maximum(z[:, 1], 0.0, out=z[:, 1])
@@ -195,7 +199,7 @@ class _System:
         A = (sp.diags(mass / hh ** 2) + K).tocsr()
         self.coupling = A[free][:, held].tocsr()
         self.A_free = A[free][:, free].tocsr()
-        self.factor = spla.splu(self.A_free.tocsc(), permc_spec="MMD_AT_PLUS_A")
+        self.factor = BandedCholesky(self.A_free)
         n = len(free)
         self.preconditioner = spla.LinearOperator(
             (3 * n, 3 * n), dtype=np.float64,

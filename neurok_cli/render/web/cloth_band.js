@@ -1,6 +1,6 @@
 // A cloth's global step, in the page (docs/reduced-model.md, "Cloth"): the matrix
 // A = M / hh^2 + K over the free vertices as the banded Cholesky factor that
-// deform/own/cloth_model.py: banded_factor ships (A[order][:, order] = L L^T, L lower-banded,
+// deform/own/banded.py: BandedCholesky.page_form ships (A[order][:, order] = L L^T, L lower-banded,
 // band[i, k] = L[i, i - k]), its solves, and the page's own factor of the same matrix with
 // the fabric's weights scaled (the stiffness control), in the same order and band.
 
