@@ -25,6 +25,8 @@ HANDLES = (4, 256)  # --handles: the fewest and most affine handles of an object
 MAX_TARGETS = 1000  # morph targets of the compact encoding
 COMPILED_FROM = 2_000_000  # vertex-frames from which a clip's per-vertex passes are compiled:
 # below, NumPy is done before numba has started (its import and cache load, 0.45 s)
+INTEGRATORS = ("rk4", "dopri5")  # the learned space's ODE integrators (--method)
+DEVICES = ("auto", "cpu", "cuda")  # (and cuda:N)
 GLTF_ENCODINGS = ("compact", "exact", "bones")  # how a motion goes into glTF (io/gltf/write.py)
 
 

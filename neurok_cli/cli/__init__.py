@@ -11,6 +11,7 @@ from .animate import animate
 from .convert import convert
 from .dataset import dataset_app
 from .evaluate import calibrate, evaluate
+from ._group import OneLineErrors
 from .fit import fit
 from .info import info
 from .preview import preview
@@ -18,7 +19,7 @@ from .simulate import simulate
 from .train import train
 
 app = typer.Typer(
-    name="neurok",
+    name="neurok", cls=OneLineErrors,
     help="Turn a static 3D asset into physically plausible 4D animation.\n\n"
          "Start with:  neurok animate chair.glb  then  neurok preview chair_animated.glb",
     no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False,

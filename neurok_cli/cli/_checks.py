@@ -16,7 +16,9 @@ from typing import Any
 
 from ..errors import InputError, UsageError
 from ..limits import (
+    DEVICES,
     GLTF_ENCODINGS,
+    INTEGRATORS,
     HANDLES,
     MATERIAL,
     MAX_BONES,
@@ -108,9 +110,33 @@ def _encoding(flag: str, value: str) -> None:
         raise UsageError(f"unknown {flag} {value!r}; choose one of {', '.join(GLTF_ENCODINGS)}")
 
 
+def _method(flag: str, value: str) -> None:
+    if value not in INTEGRATORS:
+        raise UsageError(f"unknown {flag} {value!r}; choose one of {', '.join(INTEGRATORS)}")
+
+
+def _device(flag: str, value: str) -> None:
+    """auto and cpu always; cuda (cuda:N) only where torch sees that device."""
+    if value in ("auto", "cpu"):
+        return
+    if not (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit())):
+        raise UsageError(f"unknown {flag} {value!r}; choose one of {', '.join(DEVICES)} "
+                         "(or cuda:N)")
+    from ..model.bundle import resolve_device  # (torch: only for a device asked by name)
+
+    resolve_device(value)
+
+
+def _weights(flag: str, value: str) -> None:
+    from ..deform.learned.weights import resolve_weights
+
+    resolve_weights(value)
+
+
 TEXTS: dict[str, Callable[[str, Any], None]] = {
     "gravity": _vector, "velocity": _vector, "spin": _vector, "wind": _vector,
-    "pin": _pins, "push": _pushes, "encoding": _encoding,
+    "pin": _pins, "push": _pushes, "encoding": _encoding, "method": _method,
+    "device": _device, "weights": _weights,
 }
 
 

@@ -20,13 +20,13 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ..errors import InputError, OutputError, UsageError
+from ..limits import DEVICES
 from .config import model_config
 from .neurok import NeurokModel
 
 FORMAT = "neurok-bundle"
 VERSION = 1
 CONFIG, WEIGHTS, CARD = "config.json", "model.safetensors", "MODEL_CARD.md"
-DEVICES = ("auto", "cpu", "cuda")
 
 
 def resolve_device(name: str) -> torch.device:

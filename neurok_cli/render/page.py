@@ -123,13 +123,19 @@ def _framing(frames: np.ndarray) -> dict:
                          "ground": light.ground_albedo}}
 
 
+def _inline_json(value) -> str:
+    """``value`` as JSON safe inside a <script> element: every '<' written as \\u003c, so
+    that neither '</script', '<!--' nor '<script' in a name (a file's, a caption's) ends the
+    element or sends an HTML parser into the script's escaped states."""
+    return json.dumps(value).replace("<", "\\u003c")
+
+
 def page_html(glb: bytes, frames: np.ndarray, *, title: str, caption: str,
               live: bytes | None = None) -> str:
     """The page for the GLB ``glb`` whose played clip has world frames ``frames`` (T, N, 3);
     ``live``: the reduced model the page steps itself (deflated, see :func:`live_model`)."""
     imports = {name: _module(file) for name, file in MODULES.items()}
-    config = json.dumps({**_framing(frames), "caption": caption, "live": live is not None}
-                        ).replace("</", "<\\/")
+    config = _inline_json({**_framing(frames), "caption": caption, "live": live is not None})
     live_tag = ("" if live is None else '<script type="text/plain" id="neurok-live">'
                 f"{base64.b64encode(live).decode()}</script>\n")
     script = _source("page.js")
@@ -152,7 +158,7 @@ html, body {{ margin: 0; height: 100%; overflow: hidden; font: 14px system-ui, s
 #live input[type=range] {{ width: 90px; }}
 #caption {{ color: #333; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
 </style>
-<script type="importmap">{json.dumps({"imports": imports})}</script>
+<script type="importmap">{_inline_json({"imports": imports})}</script>
 </head>
 <body>
 <div id="view"></div>

@@ -17,11 +17,12 @@ import torch
 from torch import Tensor, nn
 
 from ...errors import UsageError
+from ...limits import INTEGRATORS
 from ..threads import one_thread_on
 from .equations import GUST_HZ, LatentDynamics, with_total
 from .steps import ACCURACY, BURST, MAX_STRIDE, MIN_STEP, STABILITY
 
-METHODS = ("rk4", "dopri5")
+METHODS = INTEGRATORS
 ENERGY_GAIN = 5.0  # a run whose energy balance grows by this x its energy scale is unstable
 SLEEP_ENERGY = 1e-8  # a body at rest: kinetic energy below this x m g (half size) ...
 SLEEP_TIME = 0.5  # ... at every frame for this long (s); see _rollout

@@ -1,0 +1,109 @@
+"""A careless or hostile user's mistakes that once went through (docs/commands.md): each one
+line, ``neurok: error: ...``, exit status 1, before any work and with nothing written."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from neurok_cli.cli import app
+
+from .test_options import TETRA
+
+runner = CliRunner()
+
+
+def _tetra(tmp_path: Path, name: str = "tetra.obj") -> Path:
+    path = tmp_path / name
+    path.write_text(TETRA)
+    return path
+
+
+def _one_line(result, *starts: str) -> str:
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("neurok: error: "), lines[0]
+    for text in starts:
+        assert text in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--samples", "2.5"], "--samples"),
+    (["--bones", "2.5"], "--bones"),
+    (["--bogus"], "No such option: --bogus"),
+])
+def test_the_command_line_s_own_mistakes_are_one_line_and_exit_1(tmp_path, args, says):
+    """Typer's six-line box with exit 2 was what README calls a bug."""
+    result = runner.invoke(app, ["animate", str(_tetra(tmp_path)), *args,
+                                 "-o", str(tmp_path / "out.glb")])
+    line = _one_line(result, says)
+    assert "neurok animate -h" in line
+    assert not (tmp_path / "out.glb").exists()
+
+
+def test_a_bare_command_shows_its_help_and_a_missing_argument_is_one_line(tmp_path):
+    result = runner.invoke(app, [])
+    assert result.exit_code == 0 and "animate" in result.output
+    _one_line(runner.invoke(app, ["animate"]), "Missing argument")
+
+
+def test_a_format_the_output_s_name_contradicts_is_refused(tmp_path):
+    """--format html -o x.glb wrote a page into a .glb."""
+    out = tmp_path / "x.glb"
+    result = runner.invoke(app, ["animate", str(_tetra(tmp_path)), "--format", "html",
+                                 "-o", str(out)])
+    _one_line(result, "x.glb", "--format")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--device", "foo"], "unknown --device 'foo'"),
+    (["--method", "foo"], "unknown --method 'foo'"),
+    (["--weights", "/nowhere"], "--weights /nowhere: no such bundle folder"),
+])
+def test_options_of_the_learned_space_are_checked_whatever_the_space(tmp_path, args, says):
+    """The own space ignored them silently; --method foo failed only after the learned
+    model's kernels compiled. Now refused before any work (well within a second)."""
+    start = time.perf_counter()
+    result = runner.invoke(app, ["animate", str(_tetra(tmp_path)), *args,
+                                 "-o", str(tmp_path / "out.glb")])
+    _one_line(result, says)
+    assert time.perf_counter() - start < 10.0
+    if args[0] != "--method":  # (fit has no integrator)
+        fit = runner.invoke(app, ["fit", str(_tetra(tmp_path)), *args,
+                                  "-o", str(tmp_path / "state.json")])
+        _one_line(fit, says)
+
+
+def test_cuda_is_refused_where_there_is_none(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    result = runner.invoke(app, ["animate", str(_tetra(tmp_path)), "--device", "cuda",
+                                 "-o", str(tmp_path / "out.glb")])
+    _one_line(result, "CUDA is not available")
+
+
+def test_a_name_with_script_markup_keeps_the_page_s_json_out_of_html(tmp_path):
+    """A file named 'x<!--<script>y.obj' put '<!--<script>' into the page's inline JSON,
+    which a standards HTML parser reads as one unterminated script: a blank page."""
+    source = _tetra(tmp_path, "x<!--<script>y.obj")
+    page = tmp_path / "x.html"
+    result = runner.invoke(app, ["animate", str(source), "--seconds", "0.2", "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    text = page.read_text(encoding="utf-8")
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", text, flags=re.S)
+    assert len(scripts) >= 3  # the config, the model and the module each closed
+    config = next(body for attrs, body in scripts if 'id="neurok-config"' in attrs)
+    assert "<" not in config
+    assert "x<!--<script>y.obj" in json.loads(config)["caption"]
+    for attrs, body in scripts:
+        assert "<!--" not in body and "<script" not in body.lower(), attrs
