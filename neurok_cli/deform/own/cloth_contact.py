@@ -54,13 +54,17 @@ class ClothContact:
             dhat = min(float(dhat), REST_SHARE * float(near.compute_minimum_distance(
                 self.mesh, full)) ** 0.5)
         self.dhat = max(float(dhat), 1e-7)  # (a pair touching at rest: a floor on the reach)
+        self.ground = bool(ground)
         if ground:  # (after the rest's closest pair: a sheet may lie on the ground)
             self.mesh.planes = [ipctk.Hyperplane(np.array([0.0, 1.0, 0.0]), np.zeros(3))]
         self.collisions = ipctk.NormalCollisions()
         self.psd = ipctk.PSDProjectionMethod.CLAMP
-        slope = abs(float(ipctk.barrier_first_derivative(0.5 * self.dhat, self.dhat)))
-        self.barrier = ipctk.BarrierPotential(self.dhat, push
-                                              / max(slope, 1e-300))
+        # the force of a unit-stiffness barrier on a vertex at half the reach, as ipctk
+        # computes it (on squared distances: the derivative at (dhat / 2, dhat) overstated it
+        # by 10^4-10^6 at these reaches, and the barrier pushed next to nothing)
+        slope = ipctk.BarrierPotential(self.dhat, 1.0).force_magnitude((0.5 * self.dhat) ** 2,
+                                                                      0.0)
+        self.barrier = ipctk.BarrierPotential(self.dhat, push / max(float(slope), 1e-300))
 
         self.broad = ipctk.LBVH()
         self.candidates, self.origin, self.room = ipctk.Candidates(), None, 0.0

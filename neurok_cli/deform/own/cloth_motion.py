@@ -34,9 +34,7 @@ STRAIN_LIMIT = (0.985, 1.01)  # a triangle's principal stretches stay within the
 IN_PLANE = 200.0  # a fabric's in-plane stiffness over E t (when its material names none):
 # woven cloth is hundreds of times stiffer in its plane than in bending's E t^3 / 12
 DHAT = 0.1  # contact's reach: this x the simulation mesh's median edge
-PUSH_WEIGHTS = 30.0  # the barrier's push at half its reach: this many vertices' weights, or
-PUSH_STRAIN = 0.02  # ... what the fabric pulls a median edge with at this strain, the more
-# (the weight alone let a creased silk strip press a pair ever closer: it stopped moving)
+PUSH_WEIGHTS = 30.0  # the barrier's push at half its reach: this many vertices' weights
 SAMPLE_ENERGY = 0.02  # --samples: each further start's kinetic energy, x weight x size
 SAMPLE_MODES = 8  # ... over this many of the sheet's smoothest shapes, across it
 
@@ -171,8 +169,8 @@ def cloth_motion(vertices: np.ndarray, faces: np.ndarray, cfg: MotionConfig, *,
     g = np.asarray(cond.gravity, np.float64)
     contact = ClothContact(sheet.rest, fabric.faces, dhat=reach, obstacles=sheet.obstacle,
                            attached=sheet.pinned, ground=cond.ground,
-                           push=max(PUSH_WEIGHTS * float(mass.mean()) * max(
-                               float(np.linalg.norm(g)), 9.81), PUSH_STRAIN * stretch * edge_len))
+                           push=PUSH_WEIGHTS * float(mass.mean()) * max(
+                               float(np.linalg.norm(g)), 9.81))
     stepper = ClothStep(fabric, mass, sheet.pinned, h, gravity=g, wind=cond.wind,
                         gust=cond.gust, air=AIR if cfg.still_air or any(cond.wind) else 0.0,
                         friction=cond.friction if cond.ground else 0.0, contact=contact)

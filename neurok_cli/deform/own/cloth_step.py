@@ -168,16 +168,22 @@ class ClothStep:
         return out
 
     def _friction(self, z: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """The velocities ``v`` (N, 3) with Coulomb friction's share taken from each vertex
-        on the ground (within contact's reach of it, at ``z``): its sliding speed less
-        mu g h, or all of it. On the velocities, not the positions: the fabric's own forces,
-        far above friction's on a vertex, have already placed it (positions held by friction
-        kept a landed strip stretched 10 %)."""
-        if self.friction <= 0:
-            return v
-        reach = self.contact.dhat if self.contact is not None else 1e-9
+        """The velocities ``v`` (N, 3) of the vertices on the ground (within contact's reach
+        of it, at ``z``) with no rise (the barrier's stored energy would bounce the cloth
+        back up: 5 cm a second after a sheet's 0.5 m fall) and Coulomb friction's share
+        taken: its sliding speed less mu g h, or all of it. On the velocities, not the
+        positions: the fabric's own forces, far above friction's on a vertex, have already
+        placed it (positions held by friction kept a landed strip stretched 10 %)."""
+        if self.contact is None:
+            ground, reach = self.floor, 1e-9
+        else:
+            ground, reach = self.contact.ground, self.contact.dhat
         low = np.flatnonzero((z[:, 1] < reach) & ~self.pinned)
-        if not len(low):
+        if not ground or not len(low):
+            return v
+        v = v.copy()  # cloth does not bounce: the ground's barrier gives back no rise
+        v[low, 1] = np.minimum(v[low, 1], 0.0)
+        if self.friction <= 0:
             return v
         slide = v[low].copy()
         slide[:, 1] = 0.0

@@ -223,9 +223,16 @@ export class ClothStepper {
     return out;
   }
 
-  /** Coulomb friction's share taken from the velocities ``v`` of the free vertices on the
-   * floor (within FLOOR_REACH of it at ``z``): the sliding speed less mu g hh, or all. */
+  /** The velocities ``v`` of the free vertices on the floor (within FLOOR_REACH of it at
+   * ``z``) with no rise (cloth does not bounce) and Coulomb friction's share taken: the
+   * sliding speed less mu g hh, or all. */
   _friction(z, v, hh) {
+    if (this.ground) {  // cloth does not bounce: no rise off the floor
+      for (let i = 0; i < this.M; i++) {
+        const j = 3 * i + 1;
+        if (z[j] < FLOOR_REACH && !this.pinned[i]) v[j] = Math.min(v[j], 0.0);
+      }
+    }
     if (!(this.friction > 0)) return;
     const hold = this.friction * Math.max(-this.gravityOn * this.g[1], 0.0) * hh;
     for (let i = 0; i < this.M; i++) {
