@@ -24,6 +24,10 @@ ASSET_FILES = {
     "capsule": "capsule/capsule.obj",
     "truck": "CesiumMilkTruck.glb",
     "mountain": "mountain.obj",
+    "sword": "sword.obj",
+    "cat": "cat-low-resolution.obj",
+    "human": "human_woman.obj",
+    "scorpion": "scorpion_low_resolution.obj",
     "simplemorph": "SimpleMorph.gltf",
 }
 

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 ITERATIONS = 64  # L-BFGS iterations per step, at most (a stiff rod just pushed needs 61)
 REFRESH_AT = (3, 6, 9, 12)  # a step not done after these iterations refactors (see _refresh)
 HISTORY = 6  # L-BFGS pairs kept within a step
+HALVINGS = 40  # a line search's halvings, at most (friction's curvature, 1 / its smoothing
+# length of 1e-3 m/s x h, can ask for steps 1e-6 of the preconditioner's: 12 stopped a sword)
 TOLERANCE = 1e-6  # a step stops when its decrease is below this x its energy scale
 
 
@@ -34,15 +36,14 @@ def minimize(step: Step, Zn: np.ndarray, Zt: np.ndarray, contact) -> tuple[np.nd
         slope = float(np.sum(g * d))
         if -slope < scale:
             return N @ Y, it - 1
-        alpha = 1.0
-        for _ in range(12):
-            Yc = Y + alpha * d
-            vc, gz = step.potential(N @ Yc, Zn, Zt, contact)
-            if vc <= val + 1e-4 * alpha * slope:
-                break
-            alpha *= 0.5
-        else:
-            return N @ Y, it
+        Yc, vc, gz = _line_search(step, N, Y, d, val, slope, Zn, Zt, contact)
+        if Yc is None:  # no decrease along it: once more along the preconditioned
+            if not s_hist:  # gradient alone, from a preconditioner refactored here
+                return N @ Y, it
+            if contact is not None:
+                _refresh(step, contact, N @ Y, Zn)
+            s_hist, y_hist = [], []
+            continue
         gc = N.T @ gz
         s_hist.append(Yc - Y)
         y_hist.append(gc - g)
@@ -54,6 +55,21 @@ def minimize(step: Step, Zn: np.ndarray, Zt: np.ndarray, contact) -> tuple[np.nd
             _refresh(step, contact, N @ Y, Zn)  # preconditioner from where it is now
             s_hist, y_hist = [], []
     return N @ Y, ITERATIONS
+
+def _line_search(step: Step, N, Y, d, val: float, slope: float, Zn, Zt, contact):
+    """Armijo's backtracking from Y along d -> (Y, value, gradient) there, or Nones where
+    HALVINGS find no decrease. A trial the energy cannot be evaluated at (overflowing:
+    a step far too long) counts as no decrease."""
+    alpha = 1.0
+    for _ in range(HALVINGS):
+        Yc = Y + alpha * d
+        with np.errstate(over="ignore", invalid="ignore"):
+            vc, gz = step.potential(N @ Yc, Zn, Zt, contact)
+        if np.isfinite(vc) and vc <= val + 1e-4 * alpha * slope:
+            return Yc, vc, gz
+        alpha *= 0.5
+    return None, None, None
+
 
 def _refresh(step: Step, contact: Contact, Z: np.ndarray, Zn: np.ndarray) -> None:
     """Refactor the preconditioner with the contact as it stands at ``Z``: the points
