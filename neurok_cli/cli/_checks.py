@@ -148,6 +148,12 @@ def _motion_output(flag: str, value: Path, values: dict[str, Any]) -> None:
         raise UsageError(f"--meshopt compresses glTF output (.glb, .gltf), not {fmt}")
 
 
+def _gltf_output(flag: str, value: Path, values: dict[str, Any]) -> None:
+    if value.suffix.lower() not in (".glb", ".gltf"):
+        raise UsageError(f"{value}: convert writes glTF; end {flag} with .glb or .gltf")
+    _file_output(flag, value, values)
+
+
 def _file_output(flag: str, value: Path, values: dict[str, Any]) -> None:
     from ..io.atomic import check_file_output
 
@@ -170,7 +176,7 @@ OUTPUTS: dict[tuple[str, str], Callable[[str, Path, dict[str, Any]], None]] = {
     ("fit", "output"): _file_output,
     ("fit", "then_animate"): _motion_output,
     ("preview", "output"): _file_output,
-    ("convert", "output"): _motion_output,
+    ("convert", "output"): _gltf_output,
     ("evaluate", "json_path"): _file_output,
     ("evaluate", "plot"): _file_output,
     ("generate_cmd", "out_dir"): _folder_output,

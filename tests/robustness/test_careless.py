@@ -107,3 +107,32 @@ def test_a_name_with_script_markup_keeps_the_page_s_json_out_of_html(tmp_path):
     assert "x<!--<script>y.obj" in json.loads(config)["caption"]
     for attrs, body in scripts:
         assert "<!--" not in body and "<script" not in body.lower(), attrs
+
+
+def test_convert_refuses_a_clip_too_long_for_one_run_and_a_format_it_cannot_write(tmp_path):
+    """A clip whose last key time is 1e4 s exited 2 with a MemoryError (4 GiB of frames);
+    -o o.txt suggested formats convert cannot write."""
+    import numpy as np
+    import pygltflib
+
+    clip = tmp_path / "clip.glb"
+    made = runner.invoke(app, ["animate", str(_tetra(tmp_path)), "--seconds", "0.2",
+                               "-o", str(clip)])
+    assert made.exit_code == 0, made.output
+    gltf = pygltflib.GLTF2().load(str(clip))
+    blob = bytearray(gltf.binary_blob())
+    for sampler in gltf.animations[0].samplers:  # every key time x 5e4: the last at 1e4 s
+        acc = gltf.accessors[sampler.input]
+        view = gltf.bufferViews[acc.bufferView]
+        start = (view.byteOffset or 0) + (acc.byteOffset or 0)
+        times = np.frombuffer(bytes(blob[start:start + 4 * acc.count]), np.float32) * 5e4
+        blob[start:start + 4 * acc.count] = times.astype(np.float32).tobytes()
+        acc.min, acc.max = [float(times.min())], [float(times.max())]
+    gltf.set_binary_blob(bytes(blob))
+    long = tmp_path / "long.glb"
+    gltf.save(str(long))
+    out = tmp_path / "out.glb"
+    _one_line(runner.invoke(app, ["convert", str(long), "-o", str(out)]), "frames", "fps")
+    assert not out.exists()
+    _one_line(runner.invoke(app, ["convert", str(clip), "-o", str(tmp_path / "o.txt")]),
+              "convert writes glTF")

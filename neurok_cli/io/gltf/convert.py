@@ -11,12 +11,14 @@ skinned file does not need.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from ...errors import UsageError
+from ...errors import InputError, UsageError
+from ...limits import MAX_FRAMES
 from ..asset import Asset
 from .anim import animation_index, animations_together, first_of_ours, key_times, sample_positions
 from .doc import load_document
@@ -45,6 +47,12 @@ def convert_animated(source: str | Path, output: str | Path, *, encoding: str = 
     chosen, left = animations_together(doc, first)
     keys = key_times(doc, chosen)
     end = float(keys[-1]) if len(keys) else 0.0
+    if not np.isfinite(end):
+        raise InputError(f"{source}: its clip's key times are not finite numbers")
+    if end * fps + 1 > MAX_FRAMES:  # (sampled at fps: a 1e4 s clip asked for 4 GiB)
+        raise UsageError(f"{source}: its clip lasts {end:g} s, {math.floor(end * fps) + 1:,} "
+                         f"frames at {fps:g} fps; at most {MAX_FRAMES:,} are made in one run: "
+                         "lower «fps»")
     times = np.arange(0.0, end + 0.5 / fps, 1.0 / fps)
     parts, warnings = load_gltf_parts(doc)
     if not parts:
