@@ -150,7 +150,7 @@ def _motion_output(flag: str, value: Path, values: dict[str, Any]) -> None:
 
 def _gltf_output(flag: str, value: Path, values: dict[str, Any]) -> None:
     if value.suffix.lower() not in (".glb", ".gltf"):
-        raise UsageError(f"{value}: convert writes glTF; end {flag} with .glb or .gltf")
+        raise UsageError(f"{value}: convert writes glTF; use .glb or .gltf")
     _file_output(flag, value, values)
 
 

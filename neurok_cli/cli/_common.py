@@ -27,6 +27,7 @@ from typer.exceptions import TyperException
 
 from ..errors import NeurokError, render_quantities
 from ._checks import check_options
+from ._names import release_unused
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,6 +97,8 @@ def guarded(fn: F) -> F:
             sys.stderr.write(f"neurok: internal error: {type(e).__name__}: {text} (please "
                              "report it; NEUROK_TRACEBACK=1 shows where it happened)\n")
             raise typer.Exit(2) from None
+        finally:
+            release_unused()  # a default output the run did not write is not left empty
 
     return wrapper  # type: ignore[return-value]
 

@@ -136,3 +136,40 @@ def test_convert_refuses_a_clip_too_long_for_one_run_and_a_format_it_cannot_writ
     assert not out.exists()
     _one_line(runner.invoke(app, ["convert", str(clip), "-o", str(tmp_path / "o.txt")]),
               "convert writes glTF")
+
+
+def test_two_runs_at_once_never_take_the_same_default_output(tmp_path):
+    """Both printed X_animated.glb and one overwrote the other: the free name is now chosen
+    and created in one step."""
+    import subprocess
+    import sys
+
+    source = _tetra(tmp_path)
+    cmd = [sys.executable, "-m", "neurok_cli", "animate", str(source), "--seconds", "0.2",
+           "--json"]
+    runs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    outs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outs
+    names = [json.loads(out)["output"] for out, _ in outs]
+    assert len(set(names)) == 2, names
+    assert all(Path(n).stat().st_size > 0 for n in names)
+
+
+def test_a_run_that_fails_after_choosing_its_default_name_leaves_nothing(tmp_path,
+                                                                          monkeypatch):
+    from neurok_cli.cli import _names
+    from neurok_cli.errors import InputError
+
+    def fails(*args, **kwargs):
+        raise InputError("the motion diverged at 0.1 s")
+
+    monkeypatch.setattr("neurok_cli.deform.animate.animate", fails)
+    source = _tetra(tmp_path)
+    _one_line(runner.invoke(app, ["animate", str(source)]), "diverged")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tetra.obj"]
+    first = _names.free_name(tmp_path, "x", ".glb", reserve=True)
+    second = _names.free_name(tmp_path, "x", ".glb", reserve=True)
+    assert first != second and first.exists() and second.exists()
+    _names.release_unused()
+    assert not first.exists() and not second.exists()
