@@ -11,6 +11,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
+from glob import escape as glob_escape
 from pathlib import Path
 
 from ..errors import OutputError
@@ -93,12 +94,13 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     as it was.
     """
     path = check_file_output(path)
+    _remove_stale(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".part{path.suffix}",
                                    dir=path.parent)
     except OSError as e:
         raise OutputError(f"{path}: cannot write it ({e.strerror or e})") from None
-    os.close(fd)
+    _hold(fd)  # held while this process lives: a run killed outright lets it go
     tmp_path = Path(tmp)
     try:
         yield tmp_path
@@ -107,6 +109,42 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)
+
+
+def _hold(fd: int) -> None:
+    """An advisory lock on a temporary file's descriptor (none where the system has
+    none): the mark of a write still going on."""
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (ImportError, OSError):
+        pass
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove the temporary files that earlier writes of ``path`` left when killed
+    outright (SIGKILL, a crash: no handler ran): those whose lock nobody holds."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    for old in path.parent.glob(f".{glob_escape(path.stem)}.*.part{path.suffix}"):
+        if not is_partial(old) or not old.is_file() or old.is_symlink():
+            continue
+        try:
+            fd = os.open(old, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # (a write going on)
+            os.close(fd)
+            continue
+        old.unlink(missing_ok=True)
+        os.close(fd)
 
 
 @contextlib.contextmanager

@@ -202,3 +202,29 @@ def test_simulate_writes_into_an_empty_folder_then_rewrites_its_own(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == [
         "frames.json", "tetra.mtl", "tetra_0000.obj", "tetra_0001.obj"]
     assert (Path(names["keep"]) / "precious.txt").is_file()
+
+
+def test_a_write_killed_outright_leaves_no_temporary_file_past_the_next_write(tmp_path):
+    """A run killed with SIGKILL while writing left .NAME.XXXX.part.glb (35-50 MB) beside
+    the target for good; the next write of that target now removes it, and leaves alone
+    one a live write holds."""
+    import subprocess
+    import sys
+
+    from neurok_cli.io.atomic import _remove_stale, atomic_path, is_partial
+
+    target = tmp_path / "clip.glb"
+    code = ("import os, sys\nfrom neurok_cli.io.atomic import atomic_path\n"
+            "with atomic_path(sys.argv[1]) as tmp:\n"
+            "    tmp.write_bytes(b'x' * 1000)\n"
+            "    os.kill(os.getpid(), 9)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(target)], timeout=60)
+    assert proc.returncode == -9
+    left = [p for p in tmp_path.iterdir() if is_partial(p)]
+    assert len(left) == 1 and not target.exists()
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(b"glTF")
+        _remove_stale(target)  # (another run's look, while this one writes)
+        assert tmp.exists()
+    assert target.read_bytes() == b"glTF"
+    assert [p for p in tmp_path.iterdir() if is_partial(p)] == []
