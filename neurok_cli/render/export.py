@@ -66,7 +66,8 @@ def output_format(path: Path, fmt: str | None = None) -> str:
         if fmt not in OUTPUT_FORMATS:
             raise UsageError(f"unknown «format» {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
         named = _BY_SUFFIX.get(path.suffix.lower())
-        if named is not None and named != fmt and not (named == "usd" and fmt in USD_FORMATS):
+        if named is not None and named != fmt and not (named in USD_FORMATS
+                                                       and fmt in USD_FORMATS):  # (check_usd)
             raise UsageError(f"{path} names a .{path.suffix[1:].lower()} file, but «format» asks "
                              f"for {fmt}: end -o with the format's suffix, or leave «format» out")
         return fmt

@@ -173,3 +173,29 @@ def test_a_run_that_fails_after_choosing_its_default_name_leaves_nothing(tmp_pat
     assert first != second and first.exists() and second.exists()
     _names.release_unused()
     assert not first.exists() and not second.exists()
+
+
+@pytest.mark.parametrize("command", ["preview", "convert"])
+def test_not_a_number_in_an_animation_is_one_line_naming_the_file(tmp_path, command):
+    """NaN in a clip: preview wrote a blank PNG and exited 0; convert and the GIF renderer
+    printed RuntimeWarnings first."""
+    import numpy as np
+    import pygltflib
+
+    clip = tmp_path / "clip.glb"
+    made = runner.invoke(app, ["animate", str(_tetra(tmp_path)), "--seconds", "0.2",
+                               "--encoding", "exact", "-o", str(clip)])
+    assert made.exit_code == 0, made.output
+    gltf = pygltflib.GLTF2().load(str(clip))
+    blob = bytearray(gltf.binary_blob())
+    acc = gltf.accessors[gltf.animations[0].samplers[0].output]
+    view = gltf.bufferViews[acc.bufferView]
+    start = (view.byteOffset or 0) + (acc.byteOffset or 0)
+    blob[start:start + 4] = np.float32(np.nan).tobytes()
+    gltf.set_binary_blob(bytes(blob))
+    bad = tmp_path / "bad.glb"
+    gltf.save(str(bad))
+    out = tmp_path / ("out.png" if command == "preview" else "out.glb")
+    result = runner.invoke(app, [command, str(bad), "-o", str(out)])
+    _one_line(result, "bad.glb", "not finite")
+    assert not out.exists()

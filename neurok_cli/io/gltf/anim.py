@@ -38,6 +38,9 @@ class Sampler:
         if k == 0 or len(values) % (k * per_key):
             raise InputError(f"{doc.path}: animation sampler output count does not match its "
                              "keyframes")
+        if not (np.isfinite(self.times).all() and np.isfinite(values).all()):
+            raise InputError(f"{doc.path}: an animation's keyframes hold values that are not "
+                             "finite numbers (NaN or infinity)")
         self.values = values.reshape(k, per_key, -1)  # (K, 1|3, components)
         self.rotation = path == "rotation"
 
@@ -174,6 +177,9 @@ def sample_positions(doc: GltfDocument, parts: list[Part], times: np.ndarray,
         prim = doc.gltf.meshes[p.mesh].primitives[p.primitive]
         deltas = [doc.accessor(t.POSITION).astype(np.float64) if t.POSITION is not None
                   else np.zeros((len(p.vertices), 3)) for t in prim.targets or []]
+        if deltas and not all(np.isfinite(d).all() for d in deltas):
+            raise InputError(f"{doc.path}: a morph target holds positions that are not finite "
+                             "numbers (NaN or infinity)")
         targets[id(p)] = np.stack(deltas) if deltas else None  # (K, n, 3)
     base = {id(p): doc.accessor(doc.gltf.meshes[p.mesh].primitives[p.primitive]
                                 .attributes.POSITION).astype(np.float64) for p in parts}
