@@ -201,6 +201,7 @@ def ranged(help_text: str, name: str, command: str = "") -> str:
     return f"{help_text.rstrip('.')} ({r.text()})." if r else help_text
 
 
+MAX_TARGETS_DEFAULT = 200  # the commands' --max-targets default
 FRAMES_NOTE = f"seconds x fps: at most {MAX_FRAMES:,} frames"
 
 
@@ -214,6 +215,7 @@ def check_options(command: str, values: dict[str, Any]) -> None:
             r.require(flag(name), value)
         elif name in TEXTS and isinstance(value, (str, list, tuple)):
             TEXTS[name](flag(name), value)
+    _encoding_options(values)
     seconds, fps = values.get("seconds"), values.get("fps")
     if isinstance(seconds, float) and isinstance(fps, float):
         check_frames(seconds, fps)
@@ -225,6 +227,19 @@ def check_options(command: str, values: dict[str, Any]) -> None:
         given = values.get(name)
         if isinstance(given, Path) and not given.exists():
             raise InputError(f"{given}: no such file")
+
+
+def _encoding_options(values: dict[str, Any]) -> None:
+    """Refuse an encoding's option given for another encoding (it was ignored silently)."""
+    encoding = values.get("encoding")
+    if not isinstance(encoding, str):
+        return
+    if values.get("bones") is not None and encoding != "bones":
+        raise UsageError(f"--bones sets the bones encoding's joints, but --encoding is "
+                         f"{encoding}: add --encoding bones, or leave --bones out")
+    if encoding == "bones" and values.get("max_targets") not in (None, MAX_TARGETS_DEFAULT):
+        raise UsageError("--max-targets bounds the morph targets of the compact encoding, "
+                         "but --encoding is bones: leave --max-targets out")
 
 
 def _not_an_input(flag: str, output: Path, values: dict[str, Any]) -> None:

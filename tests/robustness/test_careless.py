@@ -199,3 +199,15 @@ def test_not_a_number_in_an_animation_is_one_line_naming_the_file(tmp_path, comm
     result = runner.invoke(app, [command, str(bad), "-o", str(out)])
     _one_line(result, "bad.glb", "not finite")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--bones", "8"], "--bones sets the bones encoding's joints"),
+    (["--encoding", "bones", "--max-targets", "20"], "--max-targets bounds"),
+])
+def test_an_encoding_s_option_given_for_another_is_refused(tmp_path, args, says):
+    """--bones with the compact encoding and --max-targets with bones were ignored."""
+    out = tmp_path / "out.glb"
+    _one_line(runner.invoke(app, ["animate", str(_tetra(tmp_path)), *args, "-o", str(out)]),
+              says)
+    assert not out.exists()
