@@ -120,7 +120,7 @@ def _device(flag: str, value: str) -> None:
     if value in ("auto", "cpu"):
         return
     if not (value == "cuda" or (value.startswith("cuda:") and value[5:].isdigit())):
-        raise UsageError(f"unknown {flag} {value!r}; choose one of {', '.join(DEVICES)} "
+        raise UsageError(f"unknown device {value!r} ({flag}); choose one of {', '.join(DEVICES)} "
                          "(or cuda:N)")
     from ..model.bundle import resolve_device  # (torch: only for a device asked by name)
 

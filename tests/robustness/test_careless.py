@@ -64,7 +64,7 @@ def test_a_format_the_output_s_name_contradicts_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--device", "foo"], "unknown --device 'foo'"),
+    (["--device", "foo"], "unknown device 'foo' (--device)"),
     (["--method", "foo"], "unknown --method 'foo'"),
     (["--weights", "/nowhere"], "--weights /nowhere: no such bundle folder"),
 ])
