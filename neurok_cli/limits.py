@@ -23,6 +23,7 @@ MAX_SPEED = 1e4  # m/s (or rad/s, m/s^2): the largest vector option's length
 MAX_BONES = 256  # joints of a skin: their indices are written as unsigned bytes
 HANDLES = (4, 256)  # --handles: the fewest and most affine handles of an object's own space
 MAX_TARGETS = 1000  # morph targets of the compact encoding
+TARGETS = 200  # ... by default (--max-targets)
 COMPILED_FROM = 2_000_000  # vertex-frames from which a clip's per-vertex passes are compiled:
 # below, NumPy is done before numba has started (its import and cache load, 0.45 s)
 INTEGRATORS = ("rk4", "dopri5")  # the learned space's ODE integrators (--method)

@@ -7,11 +7,11 @@ import gc
 import typer
 
 from .. import __version__
+from ._group import OneLineErrors
 from .animate import animate
 from .convert import convert
 from .dataset import dataset_app
 from .evaluate import calibrate, evaluate
-from ._group import OneLineErrors
 from .fit import fit
 from .info import info
 from .preview import preview

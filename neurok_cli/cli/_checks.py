@@ -18,8 +18,8 @@ from ..errors import InputError, UsageError
 from ..limits import (
     DEVICES,
     GLTF_ENCODINGS,
-    INTEGRATORS,
     HANDLES,
+    INTEGRATORS,
     MATERIAL,
     MAX_BONES,
     MAX_FPS,
@@ -29,6 +29,7 @@ from ..limits import (
     MAX_SIZE_M,
     MAX_TARGETS,
     MIN_SIZE_M,
+    TARGETS,
     Range,
     check_frames,
 )
@@ -201,7 +202,6 @@ def ranged(help_text: str, name: str, command: str = "") -> str:
     return f"{help_text.rstrip('.')} ({r.text()})." if r else help_text
 
 
-MAX_TARGETS_DEFAULT = 200  # the commands' --max-targets default
 FRAMES_NOTE = f"seconds x fps: at most {MAX_FRAMES:,} frames"
 
 
@@ -237,7 +237,7 @@ def _encoding_options(values: dict[str, Any]) -> None:
     if values.get("bones") is not None and encoding != "bones":
         raise UsageError(f"--bones sets the bones encoding's joints, but --encoding is "
                          f"{encoding}: add --encoding bones, or leave --bones out")
-    if encoding == "bones" and values.get("max_targets") not in (None, MAX_TARGETS_DEFAULT):
+    if encoding == "bones" and values.get("max_targets") not in (None, TARGETS):
         raise UsageError("--max-targets bounds the morph targets of the compact encoding, "
                          "but --encoding is bones: leave --max-targets out")
 

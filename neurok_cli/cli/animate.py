@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ..limits import TARGETS
 from ..scenario.presets import PRESETS
 from . import _options as o
 from ._checks import ranged
@@ -78,7 +79,7 @@ def animate(
     fmt: o.Format = None,
     encoding: o.Encoding = "compact",
     bones: o.Bones = None,
-    max_targets: o.MaxTargets = 200,
+    max_targets: o.MaxTargets = TARGETS,
     meshopt: o.Meshopt = False,
     renderer: o.Renderer = "auto",
     json_out: o.Json = False,

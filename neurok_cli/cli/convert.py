@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..limits import TARGETS
 from . import _options as o
 from ._checks import ranged
 from ._common import guarded, out, print_json, warn
@@ -23,7 +24,7 @@ def convert(
         help="Where to write: .glb or .gltf.")] = None,
     encoding: o.Encoding = "bones",
     bones: o.Bones = None,
-    max_targets: o.MaxTargets = 200,
+    max_targets: o.MaxTargets = TARGETS,
     meshopt: o.Meshopt = False,
     animation: o.Animation = None,
     fps: Annotated[float, o.Opt(panel=o.OUTPUT, metavar="FPS",

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import UsageError
 from ..io.asset import Asset
 from ..io.mesh import Z_UP_TO_Y_UP
+from ..limits import TARGETS
 
 if TYPE_CHECKING:
     from ..io.reduced import ReducedModel
@@ -38,7 +39,7 @@ class ExportOptions:
     fmt: str | None = None
     encoding: str = "compact"
     tolerance: float = 1e-3
-    max_targets: int = 200  # the compact encoding's most morph targets
+    max_targets: int = TARGETS  # the compact encoding's most morph targets
     bones: int | None = None  # the bones encoding's joints (None: as the clip needs them)
     meshopt: bool = False  # glTF output compressed with EXT_meshopt_compression
     names: Sequence[str] | None = None

@@ -2,8 +2,9 @@
 intersections (docs/design.md, "Cloth on its own simulation mesh"): Incremental Potential
 Contact's barrier (Li et al. 2020) with the IPC Toolkit (``ipctk``). Pairs of elements closer
 than ``dhat`` add the barrier to the step's potential, its gradient and (positive
-semi-definite) Hessian to the global step's solve; every move is cut to the time of impact
-continuous collision detection finds, so no element passes through another. The ground is
+semi-definite) Hessian to the global step's solve; a move that would meet something is cut
+short of the time of impact continuous collision detection finds, so no element passes
+through another. The ground is
 one of the collision mesh's planes.
 """
 
@@ -18,7 +19,6 @@ MIN_GAP = 0.01  # no two elements come closer than this x dhat
 REST_SHARE = 0.5  # dhat is at most this x the rest's closest two elements' distance
 ROOM = 4.0  # a step's pairs are found once for moves up to this x dhat (a larger room
 # holds too many pairs: the mountain's first steps took 2.4 s a check)
-
 
 
 class ClothContact:
@@ -65,7 +65,6 @@ class ClothContact:
         slope = ipctk.BarrierPotential(self.dhat, 1.0).force_magnitude((0.5 * self.dhat) ** 2,
                                                                       0.0)
         self.barrier = ipctk.BarrierPotential(self.dhat, push / max(float(slope), 1e-300))
-
         self.broad = ipctk.LBVH()
         self.candidates, self.origin, self.room = ipctk.Candidates(), None, 0.0
 
@@ -106,12 +105,6 @@ class ClothContact:
         H = self.barrier.hessian(self.collisions, self.mesh, full, self.psd)
         k = 3 * self.n
         return g[:self.n], sp.csr_matrix(H)[:k, :k]
-
-    def energy(self, x: np.ndarray) -> float:
-        """The barrier's energy at ``x`` (N, 3) over the pairs ``active`` found, J."""
-        if self.collisions.empty():
-            return 0.0
-        return float(self.barrier(self.collisions, self.mesh, self._full(x)))
 
     def stepsize(self, x: np.ndarray, z: np.ndarray) -> float:
         """The largest share of the straight move from ``x`` to ``z`` (N, 3) that keeps every

@@ -12,7 +12,6 @@ import scipy.sparse as sp
 
 from ...io.reduced import FORMAT, VERSION, ReducedModel
 from .air import AIR, GUST_HZ
-from .banded import BandedCholesky
 from .cloth_step import SKIN, ClothStep
 
 QUANTUM = 32767  # the clip's positions as int16 over their bounding box (a page's budget:

@@ -7,9 +7,10 @@ fabric's energy (``deform/own/fabric.py``), with y the inertial prediction under
 the air (lagged a step). It alternates the fabric's projections (compiled) with one sparse
 solve whose matrix, M / h^2 plus the terms' weights, is factored once a run: the fabric may
 be as stiff as woven cloth is and the step stays stable at a frame's length. Pinned vertices
-are held where they are. Contact (``deform/own/cloth_contact.py``) cuts each iteration's
-move to the vertices' trust regions and adds its barrier's push; Coulomb friction with the
-ground takes back sliding the ground's push can hold.
+are held where they are. Contact (``deform/own/cloth_contact.py``) adds its barrier's push
+near a pair, and a step whose move would meet something is taken again with each
+iteration's move cut short of its first impact; Coulomb friction with the ground takes back
+sliding the ground's push can hold.
 """
 
 from __future__ import annotations
@@ -181,16 +182,13 @@ class ClothStep:
         low = np.flatnonzero((z[:, 1] < reach) & ~self.pinned)
         if not ground or not len(low):
             return v
-        v = v.copy()  # cloth does not bounce: the ground's barrier gives back no rise
-        v[low, 1] = np.minimum(v[low, 1], 0.0)
+        out = v.copy()  # cloth does not bounce: the ground's barrier gives back no rise
+        out[low, 1] = np.minimum(out[low, 1], 0.0)
         if self.friction <= 0:
-            return v
-        slide = v[low].copy()
-        slide[:, 1] = 0.0
-        speed = np.linalg.norm(slide, axis=1)
+            return out
+        speed = np.hypot(out[low, 0], out[low, 2])
         keep = np.clip(1.0 - self.friction * max(-self.g[1], 0.0) * self.hh
                        / np.maximum(speed, 1e-30), 0.0, 1.0)
-        out = v.copy()
         out[low, 0] *= keep
         out[low, 2] *= keep
         return out

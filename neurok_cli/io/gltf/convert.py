@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import InputError, UsageError
-from ...limits import MAX_FRAMES
+from ...limits import MAX_FRAMES, TARGETS
 from ..asset import Asset
 from .anim import animation_index, animations_together, first_of_ours, key_times, sample_positions
 from .doc import load_document
@@ -28,7 +28,7 @@ from .write import ExportReport, write_animated
 
 def convert_animated(source: str | Path, output: str | Path, *, encoding: str = "bones",
                      fps: float = 30.0, animation: str | None = None,
-                     bones: int | None = None, max_targets: int = 200,
+                     bones: int | None = None, max_targets: int = TARGETS,
                      meshopt: bool = False) -> ExportReport:
     """Write ``source``'s clip to ``output`` (.glb or .gltf, atomically) in ``encoding``.
 

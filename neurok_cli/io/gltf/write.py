@@ -20,7 +20,7 @@ import numpy as np
 import pygltflib
 
 from ...errors import UsageError
-from ...limits import GLTF_ENCODINGS
+from ...limits import GLTF_ENCODINGS, TARGETS
 from ..asset import Asset, Part
 from ..encoding import encode, fit_normals, unit_weights
 from ..normals import turned_normal_deltas, vertex_normals
@@ -108,7 +108,7 @@ def _local_normals(doc: GltfDocument | None, prim: pygltflib.Primitive | None, p
 
 def write_animated(asset: Asset, motions: Sequence[np.ndarray], path: str | Path, *,
                    fps: float, encoding: str = "compact", tolerance: float = 1e-3,
-                   max_targets: int = 200, names: Sequence[str] | None = None,
+                   max_targets: int = TARGETS, names: Sequence[str] | None = None,
                    root_matrix: np.ndarray | None = None, as_gltf: bool = False,
                    bones: int | None = None, meshopt: bool = False,
                    overwrite: bool = False) -> ExportReport:
