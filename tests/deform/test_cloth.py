@@ -15,18 +15,7 @@ from neurok_cli.deform.own.motion import handle_motion, own_motion
 from neurok_cli.scenario.conditions import PRESET_MATERIALS, Conditions, Impulse
 from neurok_cli.scenario.materials import resolve_material
 from neurok_cli.scenario.spec import MotionConfig
-
-
-def _grid(cols: int, rows: int, width: float, depth: float, height: float = 1.0,
-          wave: float = 0.0):
-    x, z = np.meshgrid(np.linspace(0, width, cols), np.linspace(0, depth, rows), indexing="ij")
-    v = np.stack([x.ravel(), height + wave * np.sin(3 * x.ravel()), z.ravel()], axis=1)
-    f = []
-    for i in range(cols - 1):
-        for j in range(rows - 1):
-            a, b, c, d = i * rows + j, i * rows + j + 1, (i + 1) * rows + j, (i + 1) * rows + j + 1
-            f += [(a, b, c), (b, d, c)]
-    return v, np.asarray(f, np.int64)
+from tests.deform.sheets import grid as _grid
 
 
 def _cfg(material: str = "cloth", seconds: float = 1.0, **cond) -> MotionConfig:

@@ -23,6 +23,7 @@ from neurok_cli.scenario.conditions import PRESET_MATERIALS, Conditions, Impulse
 from neurok_cli.scenario.materials import MATERIALS
 from neurok_cli.scenario.presets import Overrides, preset_conditions
 from neurok_cli.scenario.spec import MotionConfig
+from tests.deform.sheets import grid
 
 
 def _box(extents=(1.0, 0.4, 0.4), subdivide=2, lift=0.0):
@@ -35,14 +36,7 @@ def _box(extents=(1.0, 0.4, 0.4), subdivide=2, lift=0.0):
 
 
 def _sheet(n=12, size=1.0, height=1.0):
-    x, z = np.meshgrid(np.linspace(0, size, n), np.linspace(0, size, n), indexing="ij")
-    v = np.stack([x.ravel(), np.full(n * n, height), z.ravel()], axis=1)
-    f = []
-    for i in range(n - 1):
-        for j in range(n - 1):
-            a, b, c, d = i * n + j, i * n + j + 1, (i + 1) * n + j, (i + 1) * n + j + 1
-            f += [(a, b, c), (b, d, c)]
-    return v, np.asarray(f, np.int64)
+    return grid(n, n, size, size, height)
 
 
 def test_weights_are_a_sparse_partition_of_unity():

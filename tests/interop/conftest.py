@@ -42,6 +42,19 @@ def assert_same_motion(theirs: np.ndarray, ours: np.ndarray, who: str) -> float:
     return error
 
 
+def keep_returns(monkeypatch, module, name: str) -> list:
+    """Wrap ``module.name`` so that every value it returns is appended to the list given
+    back (what a run made, for a test to look inside)."""
+    real, got = getattr(module, name), []
+
+    def keep(*args, **kwargs):
+        got.append(real(*args, **kwargs))
+        return got[-1]
+
+    monkeypatch.setattr(module, name, keep)
+    return got
+
+
 def run_node(script: Path, *args: str) -> dict:
     """The JSON a tools/ script that needs only node prints (skips without node, fails on
     CI)."""

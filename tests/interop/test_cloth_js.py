@@ -17,7 +17,7 @@ from neurok_cli.io.reduced import ReducedModel, pack, unpack
 from neurok_cli.meshing.proxy import Proxy
 from tests.conftest import ROOT
 from tests.deform.test_cloth import _cfg, _grid, _strain
-from tests.interop.conftest import run_node
+from tests.interop.conftest import keep_returns, run_node
 
 SCRIPT = ROOT / "tools" / "reduced_run.mjs"
 
@@ -122,17 +122,10 @@ def test_the_example_flag_s_cloth_steps_are_python_s(tmp_path, monkeypatch):
     amplifies rounding about twentyfold every 10 frames, 4e-6 after 2 s)."""
     from neurok_cli.deform.animate import AnimateConfig, animate
 
-    got = {}
-
-    def keep(*args, **kwargs):
-        got["motion"] = motion = real(*args, **kwargs)
-        return motion
-
-    real = cm.cloth_motion
-    monkeypatch.setattr(cm, "cloth_motion", keep)
+    got = keep_returns(monkeypatch, cm, "cloth_motion")
     animate(AnimateConfig(input=ROOT / "examples" / "flag.glb", output=tmp_path / "x.glb",
                           seconds=0.5))
-    model, theirs, _ = _node_frames(got["motion"], 0.5, tmp_path)
+    model, theirs, _ = _node_frames(got[0], 0.5, tmp_path)
     ours = python_frames(model, 0.5)
     size = float(np.ptp(ours[0], axis=0).max())
     assert np.abs(theirs - ours).max() / size < 1e-9

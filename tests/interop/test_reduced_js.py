@@ -11,7 +11,7 @@ from neurok_cli.deform.own.motion import handle_motion
 from neurok_cli.io.reduced import pack
 from tests.conftest import ROOT
 from tests.deform.test_reduced_model import flapping_sheet, pushed_box
-from tests.interop.conftest import run_node
+from tests.interop.conftest import keep_returns, run_node
 
 SCRIPT = ROOT / "tools" / "reduced_run.mjs"
 
@@ -43,17 +43,10 @@ def test_the_examples_move_alike_in_the_page_s_steps(name, tmp_path, monkeypatch
     from neurok_cli.deform.animate import AnimateConfig, animate
     from neurok_cli.deform.own import motion as hm
 
-    got = {}
-
-    def keep(*args, **kwargs):
-        got["motion"] = motion = real(*args, **kwargs)
-        return motion
-
-    real = hm.handle_motion
-    monkeypatch.setattr(hm, "handle_motion", keep)
+    got = keep_returns(monkeypatch, hm, "handle_motion")
     animate(AnimateConfig(input=ROOT / "examples" / name, output=tmp_path / "x.glb",
                           seconds=2.0))
-    motion = got["motion"]
+    motion = got[0]
     model = tmp_path / "model.bin"
     model.write_bytes(pack(motion.model))
     out = tmp_path / "frames.bin"

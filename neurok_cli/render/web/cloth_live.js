@@ -11,10 +11,12 @@
 import * as THREE from "three";
 import { ClothStepper, integrate } from "./cloth.js";
 import {
-  advance, bindPage, listenControls, listenPointer, ownMorphs, pickVertex, showClock, worldOf,
+  advance, bindPage, fastest, listenControls, listenPointer, ownMorphs, pickVertex, screenOf,
+  showClock, worldOf,
 } from "./page_live.js";
 
-export const SELF_CONTACT_NOTE = "live cloth: a cheap repulsion stands in for the clip's self-contact";
+export const SELF_CONTACT_NOTE =
+  "live cloth: a cheap repulsion stands in for the clip's self-contact";
 
 export class ClothLive {
   /** ``own``: the file's own animations (after ours), whose morph weights the live meshes
@@ -193,25 +195,9 @@ export class ClothLive {
         return out;
       },
       velocities: () => Float64Array.from(live().v),  // the simulation's, model frame
-      speed: () => {  // the fastest simulation vertex, m/s
-        let top = 0;
-        const v = live().v;
-        for (let i = 0; i < v.length; i += 3) {
-          top = Math.max(top, Math.hypot(v[i], v[i + 1], v[i + 2]));
-        }
-        return top;
-      },
+      speed: () => fastest(live().v),  // the fastest simulation vertex, m/s
       isLive: () => this.on,
-      screen: (i) => {  // where page vertex i is shown, in the window's pixels
-        const shown = this.on ? this.shown : this.meshes;
-        let k = 0;
-        while (k + 1 < shown.length && this.shown[k + 1].offset <= i) k++;
-        const m = shown[k], v = new THREE.Vector3();
-        m.getVertexPosition(i - this.shown[k].offset, v).applyMatrix4(m.matrixWorld);
-        v.project(this.camera);
-        const r = this.renderer.domElement.getBoundingClientRect();
-        return [r.left + (v.x + 1) / 2 * r.width, r.top + (1 - v.y) / 2 * r.height];
-      },
+      screen: (i) => screenOf(this, this.shown, i),  // where page vertex i is, in pixels
       rate: () => this.rate ?? 1,  // the live motion's seconds a second of the page's
     };
   }

@@ -181,25 +181,9 @@ export class Live {
         }
         return out;
       },
-      speed: () => {  // the fastest vertex, m/s
-        let top = 0;
-        const x = st.velocities(live().V);
-        for (let i = 0; i < x.length; i += 3) {
-          top = Math.max(top, Math.hypot(x[i], x[i + 1], x[i + 2]));
-        }
-        return top;
-      },
+      speed: () => fastest(st.velocities(live().V)),  // the fastest vertex, m/s
       isLive: () => this.on,
-      screen: (i) => {  // where page vertex i is shown, in the window's pixels
-        const shown = this.on ? this.skinned : this.meshes;
-        let k = 0;
-        while (k + 1 < shown.length && this.skinned[k + 1].offset <= i) k++;
-        const m = shown[k], v = new THREE.Vector3();
-        m.getVertexPosition(i - this.skinned[k].offset, v).applyMatrix4(m.matrixWorld);
-        v.project(this.camera);
-        const r = this.renderer.domElement.getBoundingClientRect();
-        return [r.left + (v.x + 1) / 2 * r.width, r.top + (1 - v.y) / 2 * r.height];
-      },
+      screen: (i) => screenOf(this, this.skinned, i),
       rate: () => this.rate ?? 1,  // the live motion's seconds a second of the page's
     };
   }
@@ -210,6 +194,26 @@ export class Live {
 /** The page's binding on ``live``: pageVertex (the model's vertex under each of the page's),
  * toWorld (the model's frame to the page's world: world = [x, 1] @ page_from_model) and
  * fromWorld. */
+/** The fastest of the velocities ``v`` (x, y, z, ...), m/s. */
+export function fastest(v) {
+  let top = 0;
+  for (let i = 0; i < v.length; i += 3) top = Math.max(top, Math.hypot(v[i], v[i + 1], v[i + 2]));
+  return top;
+}
+
+/** Where page vertex ``i`` is shown, in the window's pixels: on ``drawn`` (the live meshes,
+ * each with the ``offset`` of its first vertex) when live, else on the clip's meshes. */
+export function screenOf(live, drawn, i) {
+  const shown = live.on ? drawn : live.meshes;
+  let k = 0;
+  while (k + 1 < shown.length && drawn[k + 1].offset <= i) k++;
+  const m = shown[k], v = new THREE.Vector3();
+  m.getVertexPosition(i - drawn[k].offset, v).applyMatrix4(m.matrixWorld);
+  v.project(live.camera);
+  const r = live.renderer.domElement.getBoundingClientRect();
+  return [r.left + (v.x + 1) / 2 * r.width, r.top + (1 - v.y) / 2 * r.height];
+}
+
 export function bindPage(live, a) {
   live.pageVertex = a.page_vertex;
   const A = a.page_from_model;
